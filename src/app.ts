@@ -1,0 +1,55 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { healthRoutes } from './http/health-routes.js';
+import { ApiError } from './http/errors.js';
+import { sendProblem, toApiError } from './http/problem.js';
+import { requestIdFor } from './http/request-id.js';
+import { resourceRoutes } from './http/resource-routes.js';
+import type { ResourceDefinition } from './listing/resource-definition.js';
+import { RESOURCES } from './resources/index.js';
+import type { Store } from './store/store.js';
+
+export interface AppOptions {
+  store: Store;
+  publicUrl?: string | undefined;
+  trustProxy?: boolean;
+  logger?: FastifyServerOptions['logger'];
+  resources?: readonly ResourceDefinition[];
+}
+
+/**
+ * Builds the HTTP API on a store. No process concerns here (no listening,
+ * no signals): `server.ts` does those, and tests call this through `inject`.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    trustProxy: options.trustProxy ?? false,
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 255 },
+    bodyLimit: 16 * 1024,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
+    return sendProblem(request, reply, apiError);
+  });
+
+  app.setNotFoundHandler(async (request, reply) =>
+    sendProblem(request, reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  await app.register(healthRoutes, { store: options.store });
+  await app.register(resourceRoutes, {
+    store: options.store,
+    resources: options.resources ?? RESOURCES,
+    publicUrl: options.publicUrl,
+  });
+  return app;
+}

@@ -1,0 +1,49 @@
+import type { Queryable } from '../store/store.js';
+import { keyIdOf, keyMatchesHash } from './api-key-format.js';
+
+export interface AuthContext {
+  /** Internal organization id: every query is scoped by it. */
+  readonly orgId: string;
+  readonly orgUid: string;
+  readonly keyId: string;
+}
+
+export interface Credentials {
+  readonly organizationId: string;
+  readonly apiKey: string;
+}
+
+/** Reads an `Authorization: Basic …` header; undefined when absent or malformed. */
+export function parseBasicAuthorization(header: string | undefined): Credentials | undefined {
+  if (!header) return undefined;
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { organizationId: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
+}
+
+// Compared against when the key id is unknown, so that path does the same work.
+const UNKNOWN_KEY_HASH = '0'.repeat(64);
+
+/**
+ * Checks an organization id and API key. Resolves to the caller's
+ * organization, or undefined for any failure — which half was wrong is never
+ * told apart, to the caller or in timing that depends on the secret.
+ */
+export async function authenticate(db: Queryable, credentials: Credentials): Promise<AuthContext | undefined> {
+  const keyId = keyIdOf(credentials.apiKey);
+  if (!keyId) return undefined;
+  const rows = await db.query<{ org_id: string; org_uid: string; secret_hash: string; usable: boolean }>(
+    `SELECT o.id::text AS org_id, o.uid AS org_uid, k.secret_hash,
+            (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS usable
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id
+      WHERE k.id = $1`,
+    [keyId],
+  );
+  const row = rows[0];
+  const matches = keyMatchesHash(credentials.apiKey, row?.secret_hash ?? UNKNOWN_KEY_HASH);
+  if (!row || !matches || !row.usable || row.org_uid !== credentials.organizationId) return undefined;
+  return { orgId: row.org_id, orgUid: row.org_uid, keyId };
+}

@@ -1,0 +1,36 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../http/errors.js';
+import type { Queryable } from '../store/store.js';
+import { authenticate, parseBasicAuthorization, type AuthContext } from './authenticate.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set for every request that passed Basic authentication. */
+    auth?: AuthContext;
+  }
+}
+
+export const WWW_AUTHENTICATE = 'Basic realm="lending-api", charset="UTF-8"';
+
+export function unauthorized(): ApiError {
+  return new ApiError(
+    'unauthorized',
+    'send HTTP Basic credentials: your organization ID as the user name and an active API key as the password',
+    { headers: { 'www-authenticate': WWW_AUTHENTICATE } },
+  );
+}
+
+/** Fastify hook: rejects the request with 401 unless it carries valid credentials. */
+export function basicAuthHook(db: Queryable) {
+  return async function requireBasicAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const credentials = parseBasicAuthorization(request.headers.authorization);
+    const auth = credentials && (await authenticate(db, credentials));
+    if (!auth) throw unauthorized();
+    request.auth = auth;
+  };
+}
+
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw unauthorized();
+  return request.auth;
+}

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../store/store.js';
+import { generateApiKey } from './api-key-format.js';
+
+export interface Organization {
+  readonly id: string;
+  readonly uid: string;
+  readonly name: string;
+}
+
+export interface ApiKeyInfo {
+  readonly id: string;
+  readonly org: string;
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+  readonly status: 'active' | 'expired' | 'revoked';
+}
+
+export class DomainError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+const ORG_UID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+export function newOrganizationUid(): string {
+  return `org_${randomBytes(8).toString('hex')}`;
+}
+
+export async function createOrganization(db: Queryable, name: string, uid = newOrganizationUid()): Promise<Organization> {
+  if (!ORG_UID_PATTERN.test(uid)) throw new DomainError(`organization uid must be 1–64 letters, digits, '_', '.' or '-', got '${uid}'`);
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) throw new DomainError('organization name must be 1–200 characters');
+  const rows = await db.query<{ id: string }>(
+    'INSERT INTO organizations (uid, name) VALUES ($1, $2) ON CONFLICT (uid) DO NOTHING RETURNING id::text AS id',
+    [uid, trimmed],
+  );
+  const row = rows[0];
+  if (!row) throw new DomainError(`organization '${uid}' already exists`);
+  return { id: row.id, uid, name: trimmed };
+}
+
+export async function findOrganization(db: Queryable, uid: string): Promise<Organization | undefined> {
+  const rows = await db.query<Organization>('SELECT id::text AS id, uid, name FROM organizations WHERE uid = $1', [uid]);
+  return rows[0];
+}
+
+export async function requireOrganization(db: Queryable, uid: string): Promise<Organization> {
+  const org = await findOrganization(db, uid);
+  if (!org) throw new DomainError(`no organization '${uid}'`);
+  return org;
+}
+
+/** Creates a key and returns it in full: the only time it is ever visible. */
+export async function createApiKey(
+  db: Queryable,
+  orgUid: string,
+  expiresAt?: string,
+): Promise<{ id: string; org: string; key: string; expires_at: string | null }> {
+  const org = await requireOrganization(db, orgUid);
+  const generated = generateApiKey();
+  await db.query('INSERT INTO api_keys (id, org_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4::timestamptz)', [
+    generated.id,
+    org.id,
+    generated.hash,
+    expiresAt ?? null,
+  ]);
+  return { id: generated.id, org: org.uid, key: generated.key, expires_at: expiresAt ?? null };
+}
+
+export async function listApiKeys(db: Queryable, orgUid: string): Promise<ApiKeyInfo[]> {
+  const org = await requireOrganization(db, orgUid);
+  return db.query<ApiKeyInfo>(
+    `SELECT k.id, $2::text AS org,
+            to_char(k.created_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS created_at,
+            to_char(k.expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at,
+            to_char(k.revoked_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS revoked_at,
+            CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked'
+                 WHEN k.expires_at IS NOT NULL AND k.expires_at <= now() THEN 'expired'
+                 ELSE 'active' END AS status
+       FROM api_keys k WHERE k.org_id = $1 ORDER BY k.created_at, k.id`,
+    [org.id, org.uid],
+  );
+}
+
+/** Revokes a key at once. Revoking an already revoked key is not an error. */
+export async function revokeApiKey(db: Queryable, keyId: string): Promise<{ id: string; org: string; revoked_at: string }> {
+  const rows = await db.query<{ id: string; org: string; revoked_at: string }>(
+    `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
+       FROM organizations o WHERE o.id = k.org_id AND k.id = $1
+     RETURNING k.id, o.uid AS org, to_char(k.revoked_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS revoked_at`,
+    [keyId],
+  );
+  const row = rows[0];
+  if (!row) throw new DomainError(`no API key '${keyId}'`);
+  return row;
+}

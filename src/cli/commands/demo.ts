@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
+import { loadConfig } from '../../config.js';
+import { closeOnSignals, startServer } from '../../server.js';
+import { migrate } from '../../store/migrate.js';
+import { openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
+import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
+import { loadDemoLines } from '../load-demo.js';
+import { print } from '../output.js';
+import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
+
+interface DemoResult {
+  org: string;
+  key_id: string;
+  key: string;
+  payment_methods: number;
+  credit_limits: number;
+}
+
+/** Creates (or reuses) the demo organization, loads its sample data and mints a fresh key. */
+export async function setUpDemo(store: Store): Promise<DemoResult> {
+  const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
+  const lines = demoLines();
+  await store.transaction((tx) => loadDemoLines(tx, org.id, lines));
+  const key = await createApiKey(store, org.uid);
+  return {
+    org: org.uid,
+    key_id: key.id,
+    key: key.key,
+    payment_methods: lines.filter((line) => line.object === 'payment_method').length,
+    credit_limits: lines.filter((line) => line.object === 'credit_limit').length,
+  };
+}
+
+function credentialsText(demo: DemoResult, baseUrl: string): string {
+  return [
+    `demo organization: ${demo.org} (${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
+    `API key:           ${demo.key}   (id ${demo.key_id}; shown once)`,
+    '',
+    'try:',
+    `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
+    `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
+  ].join('\n');
+}
+
+export function registerDemo(program: Command): void {
+  addServeFlags(
+    program
+      .command('demo')
+      .description('create a demo organization with sample data and print its credentials')
+      .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
+  ).action(async (flags: ServeFlags & { serve?: boolean }) => {
+    const config = flags.serve ? configFromFlags(flags) : loadConfig();
+    const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
+    try {
+      if (store.kind === 'pglite') await migrate(store);
+      const demo = await setUpDemo(store);
+      if (!flags.serve) {
+        print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
+        await store.close();
+        return;
+      }
+      const server = await startServer(config, store);
+      print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
+      closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
+import { closeOnSignals, startServer } from '../../server.js';
+import { print, type OutputOptions } from '../output.js';
+
+export interface ServeFlags extends OutputOptions {
+  port?: string;
+  host?: string;
+  publicUrl?: string;
+  trustProxy?: boolean;
+  rateLimit?: string;
+  logLevel?: string;
+}
+
+export function addServeFlags(command: Command): Command {
+  return command
+    .option('--port <port>', 'port to listen on (PORT, default 3000)')
+    .option('--host <host>', 'address to bind (HOST, default 127.0.0.1)')
+    .option('--public-url <url>', 'base URL for links (PUBLIC_URL)')
+    .option('--trust-proxy', 'honour X-Forwarded-* headers (TRUST_PROXY)')
+    .option('--rate-limit <n>', 'requests per minute per API key, 0 = off (RATE_LIMIT_PER_MINUTE)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
+    .option('--json', 'machine-readable start-up line');
+}
+
+export function configFromFlags(flags: ServeFlags) {
+  return loadConfig(process.env, {
+    PORT: flags.port,
+    HOST: flags.host,
+    PUBLIC_URL: flags.publicUrl,
+    TRUST_PROXY: flags.trustProxy ? 'true' : undefined,
+    RATE_LIMIT_PER_MINUTE: flags.rateLimit,
+    LOG_LEVEL: flags.logLevel,
+  });
+}
+
+export function registerServe(program: Command): void {
+  addServeFlags(program.command('serve').description('run the HTTP service')).action(async (flags: ServeFlags) => {
+    const config = configFromFlags(flags);
+    const server = await startServer(config);
+    print(flags, { url: server.url, database: server.store.description }, `lending-api listening on ${server.url} (${server.store.description})`);
+    closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
+  });
+}

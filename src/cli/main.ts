@@ -1,0 +1,31 @@
+import { Command, CommanderError } from 'commander';
+import { registerDemo } from './commands/demo.js';
+import { registerKey } from './commands/key.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerOrg } from './commands/org.js';
+import { registerServe } from './commands/serve.js';
+import { reportError } from './output.js';
+
+export function buildProgram(): Command {
+  const program = new Command('lending-api')
+    .description('Payment methods and credit limits for lenders. Reads DATABASE_URL (default pglite://./data).')
+    .showHelpAfterError()
+    .exitOverride();
+  registerServe(program);
+  registerMigrate(program);
+  registerOrg(program);
+  registerKey(program);
+  registerDemo(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    reportError(error);
+    return 1;
+  }
+}

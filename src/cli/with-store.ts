@@ -1,0 +1,20 @@
+import { loadConfig, type Config } from '../config.js';
+import { migrate } from '../store/migrate.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+
+/**
+ * Opens the store named by DATABASE_URL for one command and closes it after.
+ * The embedded store is migrated on open, like `serve` does; PostgreSQL is
+ * migrated only by `lending-api migrate`.
+ */
+export async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
+  try {
+    if (store.kind === 'pglite') await migrate(store);
+    return await fn(store, config);
+  } finally {
+    await store.close();
+  }
+}

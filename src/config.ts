@@ -1,0 +1,101 @@
+import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
+
+export interface Config {
+  readonly databaseUrl: string;
+  readonly store: StoreLocation;
+  readonly port: number;
+  readonly host: string;
+  /** Base for absolute links, without a trailing slash; else taken from each request. */
+  readonly publicUrl: string | undefined;
+  /** Honour X-Forwarded-Proto/-Host/-For from a proxy in front. */
+  readonly trustProxy: boolean;
+  /** Requests per minute per API key; 0 turns rate limiting off. */
+  readonly rateLimitPerMinute: number;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: string;
+  readonly databasePoolSize: number;
+  /** How long a process waits for another to release an embedded store. */
+  readonly pgliteLockTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`${variable} ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Reads and validates every setting once. A bad value throws a ConfigError
+ * naming the variable; `overrides` (command-line flags) win over `env`.
+ */
+export function loadConfig(env: Env = process.env, overrides: Env = {}): Config {
+  const read = (name: string) => {
+    const value = overrides[name] ?? env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const databaseUrl = read('DATABASE_URL') ?? DEFAULT_DATABASE_URL;
+  const store = parseDatabaseUrl(databaseUrl);
+  if ('error' in store) throw new ConfigError('DATABASE_URL', store.error);
+  return {
+    databaseUrl,
+    store,
+    port: integer('PORT', read('PORT'), 3000, 0, 65535),
+    host: read('HOST') ?? '127.0.0.1',
+    publicUrl: publicUrl(read('PUBLIC_URL')),
+    trustProxy: boolean('TRUST_PROXY', read('TRUST_PROXY'), false),
+    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
+    redisUrl: redisUrl(read('REDIS_URL')),
+    logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), 'info', LOG_LEVELS),
+    databasePoolSize: integer('DATABASE_POOL_SIZE', read('DATABASE_POOL_SIZE'), 10, 1, 1000),
+    pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
+  };
+}
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got '${raw}'`);
+  }
+  return Number(raw);
+}
+
+function boolean(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  const value = raw.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false, got '${raw}'`);
+}
+
+function oneOf(name: string, raw: string | undefined, fallback: string, allowed: string[]): string {
+  if (raw === undefined) return fallback;
+  if (!allowed.includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got '${raw}'`);
+  return raw;
+}
+
+function publicUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `must be an http(s) URL, got '${raw}'`);
+  if (url.search || url.hash) throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment');
+  return url.toString().replace(/\/+$/, '');
+}
+
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^rediss?:\/\/[^\s]+$/.test(raw)) throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL`);
+  return raw;
+}

@@ -1,0 +1,65 @@
+/**
+ * The one table of API errors: every problem the service can answer with.
+ * A new code without a status, title or docs anchor does not compile.
+ */
+export const ERROR_CODES = {
+  invalid_parameter: { status: 422, title: 'Invalid query parameter' },
+  unauthorized: { status: 401, title: 'Authentication required' },
+  not_found: { status: 404, title: 'Not found' },
+  page_out_of_range: { status: 404, title: 'Page out of range' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  not_acceptable: { status: 406, title: 'Not acceptable' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  bad_request: { status: 400, title: 'Bad request' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const PROBLEM_TYPE_BASE = 'https://lending-api.dev/problems/';
+
+export function problemType(code: ErrorCode): string {
+  return PROBLEM_TYPE_BASE + code.replaceAll('_', '-');
+}
+
+/** One invalid input, as listed in a problem's `errors` array. */
+export interface ParamError {
+  param: string;
+  detail: string;
+}
+
+export interface ApiErrorOptions {
+  errors?: ParamError[];
+  headers?: Record<string, string>;
+  /** Extra members of the problem document (RFC 9457 extensions). */
+  extensions?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** An error the client should see as problem+json, with a code from the table. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: ParamError[] | undefined;
+  readonly headers: Record<string, string>;
+  readonly extensions: Record<string, unknown>;
+
+  constructor(code: ErrorCode, detail: string, options: ApiErrorOptions = {}) {
+    super(detail, { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+    this.extensions = options.extensions ?? {};
+  }
+
+  static invalidParameters(errors: ParamError[]): ApiError {
+    const [first] = errors;
+    const detail =
+      errors.length === 1 && first ? first.detail : `${errors.length} query parameters are invalid: ${errors.map((e) => e.param).join(', ')}`;
+    return new ApiError('invalid_parameter', detail, { errors });
+  }
+}

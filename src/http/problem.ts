@@ -1,0 +1,74 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreUnavailableError } from '../store/store.js';
+import { ApiError, ERROR_CODES, problemType, type ErrorCode } from './errors.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: { param: string; detail: string }[];
+  request_id: string;
+  [extension: string]: unknown;
+}
+
+export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
+  return {
+    ...error.extensions,
+    type: problemType(error.code),
+    title: ERROR_CODES[error.code].title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    ...(error.errors ? { errors: error.errors } : {}),
+    request_id: requestId,
+  };
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problemDocument(error, request.id)));
+}
+
+/**
+ * Turns anything thrown into an ApiError. Unknown errors become a 500 that
+ * tells the client nothing about internals; the cause is kept for the log.
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as Partial<FastifyError>;
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = clientErrorCode(status);
+    return new ApiError(code, fastifyError.message ?? ERROR_CODES[code].title, { cause: error });
+  }
+  if (error instanceof StoreUnavailableError) {
+    return new ApiError('service_unavailable', 'the database is unreachable; retry shortly', {
+      headers: { 'retry-after': '1' },
+      cause: error,
+    });
+  }
+  return new ApiError('internal_error', 'an unexpected error occurred; quote the request_id when reporting it', { cause: error });
+}
+
+function clientErrorCode(status: number): ErrorCode {
+  switch (status) {
+    case 401:
+      return 'unauthorized';
+    case 404:
+      return 'not_found';
+    case 405:
+      return 'method_not_allowed';
+    case 406:
+      return 'not_acceptable';
+    case 413:
+      return 'payload_too_large';
+    case 429:
+      return 'rate_limited';
+    default:
+      return 'bad_request';
+  }
+}

@@ -1,0 +1,54 @@
+import { Type } from '@sinclair/typebox';
+import { isActiveCurrency } from '../resources/currencies.js';
+import type { ValueParser } from './resource-definition.js';
+import { formatMicros, parseTimestamp, type Bound } from './timestamp.js';
+
+const MAX_IDENTIFIER_LENGTH = 255;
+
+function timestampBound(bound: Bound): ValueParser {
+  return {
+    schema: Type.String({
+      format: 'date-time',
+      description:
+        bound === 'from'
+          ? 'RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC)'
+          : 'RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond)',
+      examples: ['2024-05-01T10:00:00.123456Z', '2024-05-01'],
+    }),
+    parse(raw) {
+      const parsed = parseTimestamp(raw, bound);
+      return parsed.ok ? { ok: true, value: formatMicros(parsed.micros) } : parsed;
+    },
+  };
+}
+
+/** Inclusive lower bound of a time range; sub-microsecond digits round up. */
+export const timestampFrom = timestampBound('from');
+/** Inclusive upper bound of a time range; sub-microsecond digits round down. */
+export const timestampTo = timestampBound('to');
+
+/** An exact identifier such as an entity UID. */
+export const identifierValue: ValueParser = {
+  schema: Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, examples: ['ent_1'] }),
+  parse(raw) {
+    if (raw.length === 0) return { ok: false, reason: 'must not be empty' };
+    if (raw.length > MAX_IDENTIFIER_LENGTH) return { ok: false, reason: `must be at most ${MAX_IDENTIFIER_LENGTH} characters` };
+    return { ok: true, value: raw };
+  },
+};
+
+/** An active ISO 4217 code in any letter case, normalized to upper case. */
+export const currencyValue: ValueParser = {
+  schema: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code, any letter case', examples: ['USD'] }),
+  parse(raw) {
+    const code = raw.toUpperCase();
+    if (!/^[A-Z]{3}$/.test(code)) return { ok: false, reason: 'must be a three-letter ISO 4217 currency code' };
+    if (!isActiveCurrency(code)) return { ok: false, reason: 'must be an active ISO 4217 currency code' };
+    return { ok: true, value: code };
+  },
+};
+
+/** Shortens a client value for an error message. */
+export function truncate(raw: string, max = 40): string {
+  return raw.length > max ? `${raw.slice(0, max)}…` : raw;
+}

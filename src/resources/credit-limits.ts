@@ -1,0 +1,25 @@
+import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { createdAtField, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
+
+export const creditLimits: ResourceDefinition = {
+  path: 'limits',
+  name: 'credit limit',
+  schemaName: 'CreditLimit',
+  description:
+    "An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.",
+  table: 'credit_limits',
+  fields: {
+    uid: uidField('cl'),
+    entity: entityField,
+    currency: { column: 'currency', type: 'string', description: "The limit's currency (ISO 4217).", example: 'USD' },
+    capacity: { column: 'capacity', type: 'decimal', description: 'The most the entity may borrow.', example: 50000 },
+    outstanding: { column: 'outstanding', type: 'decimal', description: 'Amount currently drawn.', example: 1000 },
+    balance: { column: 'balance', type: 'decimal', description: 'Credit still available: capacity − outstanding.', example: 49000 },
+    rate: { column: 'rate', type: 'decimal', description: 'Daily interest rate.', example: 0.0005 },
+    created_at: createdAtField,
+    updated_at: updatedAtField,
+  },
+  filters: [...timeRangeFilters, entityFilter],
+  orderings: ['created_at', 'updated_at', 'capacity', 'outstanding', 'balance', 'entity'],
+  defaultOrdering: '-created_at',
+};

@@ -1,0 +1,6 @@
+import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { creditLimits } from './credit-limits.js';
+import { paymentMethods } from './payment-methods.js';
+
+/** Every collection the API serves. A new collection is one more entry here. */
+export const RESOURCES: readonly ResourceDefinition[] = [paymentMethods, creditLimits];

@@ -1,0 +1,29 @@
+import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { currencyValue } from '../listing/value-parsers.js';
+import { createdAtField, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
+
+export const PAYMENT_METHOD_TYPES = ['ACH', 'SEPA', 'BACS', 'WIRE', 'CARD'] as const;
+
+export const paymentMethods: ResourceDefinition = {
+  path: 'methods',
+  name: 'payment method',
+  schemaName: 'PaymentMethod',
+  description: 'A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.',
+  table: 'payment_methods',
+  fields: {
+    uid: uidField('pm'),
+    entity: entityField,
+    type: { column: 'type', type: 'string', description: 'Payment rail.', example: 'ACH', enum: PAYMENT_METHOD_TYPES },
+    currency: { column: 'currency', type: 'string', description: 'ISO 4217 code, upper case.', example: 'USD' },
+    last_2: { column: 'last_2', type: 'string', description: 'Last two digits of the account number.', example: '89' },
+    created_at: createdAtField,
+    updated_at: updatedAtField,
+  },
+  filters: [
+    ...timeRangeFilters,
+    entityFilter,
+    { param: 'currency', field: 'currency', operator: '=', value: currencyValue, description: 'ISO 4217 code, any letter case.' },
+  ],
+  orderings: ['created_at', 'updated_at', 'currency', 'type', 'entity'],
+  defaultOrdering: '-created_at',
+};

@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { acquireDirectoryLock } from './directory-lock.js';
+import { PgliteStore } from './pglite-store.js';
+import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+import type { Store } from './store.js';
+
+export const DEFAULT_DATABASE_URL = 'pglite://./data';
+
+export type StoreLocation =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'pglite'; dataDir: string | undefined };
+
+/**
+ * Reads a `DATABASE_URL`: `postgres://…`/`postgresql://…`, `pglite://<dir>`
+ * (relative to the working directory), or `pglite://memory`.
+ * Returns an error message naming what is wrong instead of throwing.
+ */
+export function parseDatabaseUrl(url: string): StoreLocation | { error: string } {
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      return { error: 'is not a valid postgres:// URL' };
+    }
+    return { kind: 'postgres', url };
+  }
+  const pglite = /^pglite:\/\/(.+)$/i.exec(url);
+  if (pglite?.[1]) {
+    const target = pglite[1];
+    return { kind: 'pglite', dataDir: target === 'memory' ? undefined : path.resolve(target) };
+  }
+  return { error: 'must start with postgres://, postgresql:// or pglite:// (e.g. pglite://./data or pglite://memory)' };
+}
+
+export interface OpenStoreOptions extends PostgresStoreOptions {
+  /** How long to wait for another process to release an embedded store. */
+  lockWaitMs?: number;
+}
+
+export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
+  if (location.kind === 'postgres') return new PostgresStore(location.url, options);
+  if (location.dataDir === undefined) return PgliteStore.open(undefined);
+  const lock = await acquireDirectoryLock(location.dataDir, { waitMs: options.lockWaitMs ?? 5000 });
+  try {
+    return await PgliteStore.open(location.dataDir, lock);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}

@@ -1,0 +1,112 @@
+import pg from 'pg';
+import { StoreUnavailableError, type Queryable, type Store } from './store.js';
+
+export interface PostgresStoreOptions {
+  poolSize?: number;
+  /** How long to wait for a free connection or a new one before failing. */
+  connectionTimeoutMs?: number;
+  /** Extra `-c` settings, e.g. a search_path for an isolated test schema. */
+  searchPath?: string;
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly description: string;
+  readonly pool: pg.Pool;
+
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.description = redactUrl(url);
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 2000,
+      idleTimeoutMillis: 30_000,
+      ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+    });
+    // An idle client losing its connection (database restart) must not crash
+    // the process; the next query gets a fresh connection.
+    this.pool.on('error', () => {});
+  }
+
+  async query<Row>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    try {
+      const result = await this.pool.query(sql, params as unknown[]);
+      return result.rows as Row[];
+    } catch (error) {
+      throw classifyError(error);
+    }
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw classifyError(error);
+    });
+    let broken = false;
+    const run = async (sql: string, params: readonly unknown[] = []) => {
+      try {
+        return await client.query(sql, params as unknown[]);
+      } catch (error) {
+        throw classifyError(error);
+      }
+    };
+    try {
+      await run('BEGIN');
+      const tx: Queryable = {
+        query: async <Row>(sql: string, params: readonly unknown[] = []) => (await run(sql, params)).rows as Row[],
+        exec: async (sql: string) => {
+          await run(sql);
+        },
+      };
+      const result = await fn(tx);
+      await run('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      broken = error instanceof StoreUnavailableError;
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction is discarded, not reused.
+      client.release(broken);
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.query(sql);
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+// SQLSTATE class 08 (connection exception) and 57P01–57P03 (the server is
+// shutting down or starting up).
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+
+/**
+ * The server answering with an error is a query problem; anything else the
+ * driver throws (refused, reset, connect timeout, connection terminated) means
+ * the database is away. Decided by error class and SQLSTATE, not message text.
+ */
+function classifyError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
+  if (error instanceof pg.DatabaseError) {
+    return error.code !== undefined && UNAVAILABLE_SQLSTATE.test(error.code) ? new StoreUnavailableError(error) : error;
+  }
+  if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return error;
+  return new StoreUnavailableError(error);
+}

@@ -1,0 +1,47 @@
+/**
+ * The one small interface both stores implement: PostgreSQL through a
+ * node-postgres pool, and PGlite (PostgreSQL compiled to WebAssembly) in
+ * process. Every query is plain PostgreSQL SQL with `$n` parameters; results
+ * come back as plain row objects.
+ *
+ * Portable results: select numerics, big integers and timestamps as text
+ * (`capacity::text`, `count(*)::text`, `to_char(...)`), because the two
+ * drivers parse those types differently.
+ *
+ * @example
+ * const store = await openStore('pglite://memory');
+ * await migrate(store);
+ * const rows = await store.query<{ uid: string }>('SELECT uid FROM organizations WHERE name = $1', ['Acme']);
+ * await store.transaction(async (tx) => {
+ *   await tx.query('UPDATE credit_limits SET outstanding = outstanding + $1 WHERE id = $2', ['10.00', id]);
+ * });
+ */
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements with no parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export type StoreKind = 'postgres' | 'pglite';
+
+export interface Store extends Queryable {
+  readonly kind: StoreKind;
+  /** Where the data lives, safe to print: never includes a password. */
+  readonly description: string;
+  /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The database could not be reached (refused, timed out, connection lost,
+ * shutting down). The request was fine: answer 503 and let the client retry.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is unreachable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

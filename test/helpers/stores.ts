@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { migrate } from '../../src/store/migrate.js';
+import { PgliteStore } from '../../src/store/pglite-store.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import type { Store, StoreKind } from '../../src/store/store.js';
+
+export interface TestStoreVariant {
+  readonly kind: StoreKind;
+  open(): Promise<Store>;
+}
+
+/**
+ * The stores every suite runs on: PGlite in memory always, and PostgreSQL
+ * when DATABASE_URL points at one. Each PostgreSQL suite gets its own schema,
+ * so suites run in parallel and leave nothing behind.
+ */
+export function testStoreVariants(): TestStoreVariant[] {
+  const variants: TestStoreVariant[] = [{ kind: 'pglite', open: openPgliteTestStore }];
+  const url = process.env.DATABASE_URL;
+  if (url && /^postgres(ql)?:/.test(url)) variants.push({ kind: 'postgres', open: () => openPostgresTestStore(url) });
+  else if (process.env.CI) throw new Error('CI must run the suite on PostgreSQL too: set DATABASE_URL=postgres://…');
+  return variants;
+}
+
+export async function openPgliteTestStore(): Promise<Store> {
+  const store = await PgliteStore.open(undefined);
+  await migrate(store);
+  return store;
+}
+
+export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''): Promise<Store> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const admin = new PostgresStore(url, { poolSize: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.close();
+  const store = new PostgresStore(url, { poolSize: 8, searchPath: schema });
+  await migrate(store);
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await store.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => {});
+    await close();
+  };
+  return store;
+}
+
+/**
+ * Declares `body` once per store, inside `describe('on <kind>')`, with a
+ * migrated store opened before and closed after.
+ */
+export function describeEachStore(title: string, body: (store: () => Store, kind: StoreKind) => void): void {
+  for (const variant of testStoreVariants()) {
+    describe(`${title} (on ${variant.kind})`, () => {
+      let store: Store | undefined;
+      beforeAll(async () => {
+        store = await variant.open();
+      });
+      afterAll(async () => {
+        await store?.close();
+      });
+      body(() => {
+        if (!store) throw new Error('store not open yet');
+        return store;
+      }, variant.kind);
+    });
+  }
+}

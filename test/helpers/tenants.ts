@@ -1,0 +1,22 @@
+import { randomBytes } from 'node:crypto';
+import { createApiKey, createOrganization, type Organization } from '../../src/auth/organizations.js';
+import type { Queryable } from '../../src/store/store.js';
+
+export interface Tenant {
+  readonly org: Organization;
+  readonly keyId: string;
+  readonly apiKey: string;
+  /** `Authorization` header value for this tenant's key. */
+  readonly authorization: string;
+}
+
+export function basicAuthorization(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/** A fresh organization with one active key; tests stay isolated by tenant. */
+export async function createTenant(db: Queryable, name = 'Test Lender'): Promise<Tenant> {
+  const org = await createOrganization(db, name, `org_test_${randomBytes(6).toString('hex')}`);
+  const key = await createApiKey(db, org.uid);
+  return { org, keyId: key.id, apiKey: key.key, authorization: basicAuthorization(org.uid, key.key) };
+}
