@@ -4,6 +4,8 @@
 --
 -- Every list query is scoped to one organization, so every index leads with
 -- org_id, and every ordering ends with the row id as its unique tie-breaker.
+-- Text that the API filters or orders by uses the "C" collation: byte order,
+-- identical on every server whatever its locale, and cheaper to compare.
 
 CREATE TABLE organizations (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -28,10 +30,10 @@ CREATE INDEX api_keys_org_idx ON api_keys (org_id, created_at);
 CREATE TABLE payment_methods (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   org_id bigint NOT NULL REFERENCES organizations (id),
-  uid text NOT NULL CHECK (length(uid) BETWEEN 1 AND 255),
-  entity text NOT NULL CHECK (length(entity) BETWEEN 1 AND 255),
-  type text NOT NULL CHECK (type IN ('ACH', 'SEPA', 'BACS', 'WIRE', 'CARD')),
-  currency text NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
+  uid text COLLATE "C" NOT NULL CHECK (length(uid) BETWEEN 1 AND 255),
+  entity text COLLATE "C" NOT NULL CHECK (length(entity) BETWEEN 1 AND 255),
+  type text COLLATE "C" NOT NULL CHECK (type IN ('ACH', 'SEPA', 'BACS', 'WIRE', 'CARD')),
+  currency text COLLATE "C" NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
   last_2 text NOT NULL CHECK (last_2 ~ '^[0-9]{2}$'),
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
@@ -52,9 +54,9 @@ CREATE INDEX payment_methods_entity_currency_idx ON payment_methods (org_id, ent
 CREATE TABLE credit_limits (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   org_id bigint NOT NULL REFERENCES organizations (id),
-  uid text NOT NULL CHECK (length(uid) BETWEEN 1 AND 255),
-  entity text NOT NULL CHECK (length(entity) BETWEEN 1 AND 255),
-  currency text NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
+  uid text COLLATE "C" NOT NULL CHECK (length(uid) BETWEEN 1 AND 255),
+  entity text COLLATE "C" NOT NULL CHECK (length(entity) BETWEEN 1 AND 255),
+  currency text COLLATE "C" NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
   capacity numeric(15, 2) NOT NULL CHECK (capacity >= 0),
   outstanding numeric(15, 2) NOT NULL DEFAULT 0,
   balance numeric(15, 2) GENERATED ALWAYS AS (capacity - outstanding) STORED,
