@@ -1,0 +1,107 @@
+import { beforeAll, expect, it } from 'vitest';
+import { json, useApp, type Page } from '../helpers/app.js';
+import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { createTenant, type Tenant } from '../helpers/tenants.js';
+
+describeEachStore('HTTP protocol details', (store) => {
+  const app = useApp(store);
+  let tenant: Tenant;
+  beforeAll(async () => {
+    tenant = await createTenant(store());
+    await insertPaymentMethods(store(), tenant.org.id, Array.from({ length: 12 }, (_, i) => paymentMethod({ uid: `pm_p${i}` })));
+    await insertCreditLimits(store(), tenant.org.id, [
+      creditLimit({ uid: 'cl_exact', capacity: '9999999999999.99', outstanding: '1234567890123.45', rate: '0.00050000' }),
+    ]);
+  });
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'] as const)('answers %s with 405 and an Allow header, on collections and records', async (method) => {
+    for (const url of ['/api/methods/', '/api/methods', '/api/limits/', '/api/limits/cl_exact/', '/api/methods/pm_p1']) {
+      const response = await app().inject({ method, url, headers: { authorization: tenant.authorization } });
+      expect(response.statusCode).toBe(405);
+      expect(response.headers.allow).toBe('GET, HEAD');
+      expect(json(response)).toMatchObject({ code: 'method_not_allowed', status: 405 });
+    }
+  });
+
+  it('answers HEAD like GET without a body', async () => {
+    const response = await app().inject({ method: 'HEAD', url: '/api/methods/', headers: { authorization: tenant.authorization } });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe('');
+    expect(response.headers.link).toContain('rel="next"');
+  });
+
+  it('answers an unknown path with a problem+json 404', async () => {
+    const response = await app().inject({ url: '/api/loans/', headers: { authorization: tenant.authorization } });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(json(response)).toMatchObject({ code: 'not_found', type: 'https://lending-api.dev/problems/not-found' });
+  });
+
+  it('echoes a sane X-Request-Id and replaces anything else', async () => {
+    const echoed = await app().inject({ url: '/healthz', headers: { 'x-request-id': 'abc-123.DEF:9' } });
+    expect(echoed.headers['x-request-id']).toBe('abc-123.DEF:9');
+    const replaced = await app().inject({ url: '/api/methods/?page=0', headers: { 'x-request-id': 'bad id\twith<script>', authorization: tenant.authorization } });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(json(replaced).request_id).toBe(replaced.headers['x-request-id']);
+    const generated = await app().inject({ url: '/healthz' });
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers the probes without authentication', async () => {
+    const health = await app().inject({ url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+    expect(json(health)).toEqual({ status: 'ok' });
+    const ready = await app().inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(json(ready)).toEqual({ status: 'ready', database: 'reachable' });
+  });
+
+  it('writes amounts as exact JSON numbers and balance as capacity − outstanding', async () => {
+    const response = await app().inject({ url: '/api/limits/cl_exact/', headers: { authorization: tenant.authorization } });
+    expect(response.body).toContain('"capacity":9999999999999.99');
+    expect(response.body).toContain('"outstanding":1234567890123.45');
+    expect(response.body).toContain('"balance":8765432109876.54');
+    expect(response.body).toContain('"rate":0.0005');
+  });
+
+  it('marks authenticated responses no-store and nosniff', async () => {
+    const response = await app().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } });
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('rejects a Host header that could inject into links', async () => {
+    const response = await app().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, host: 'evil.example/path?' } });
+    expect(response.statusCode).toBe(400);
+    expect(json(response)).toMatchObject({ code: 'bad_request' });
+  });
+});
+
+describeEachStore('link base URL', (store) => {
+  let tenant: Tenant;
+  beforeAll(async () => {
+    tenant = await createTenant(store());
+    await insertPaymentMethods(store(), tenant.org.id, Array.from({ length: 11 }, (_, i) => paymentMethod({ uid: `pm_l${i}` })));
+  });
+
+  const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.lender.example' };
+
+  const direct = useApp(store);
+  it('ignores X-Forwarded-* unless a proxy is trusted', async () => {
+    const page = json<Page>(await direct().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, host: 'internal:3000', ...forwarded } }));
+    expect(page.next).toBe('http://internal:3000/api/methods/?page=2');
+  });
+
+  const proxied = useApp(store, { trustProxy: true });
+  it('honours X-Forwarded-Proto and -Host behind a trusted proxy', async () => {
+    const page = json<Page>(await proxied().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, ...forwarded } }));
+    expect(page.next).toBe('https://api.lender.example/api/methods/?page=2');
+  });
+
+  const configured = useApp(store, { publicUrl: 'https://lending.example.com/v1' });
+  it('uses a configured public URL, path prefix included', async () => {
+    const page = json<Page>(await configured().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, ...forwarded } }));
+    expect(page.next).toBe('https://lending.example.com/v1/api/methods/?page=2');
+  });
+});
