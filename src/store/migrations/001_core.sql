@@ -71,7 +71,7 @@ CREATE INDEX credit_limits_updated_idx ON credit_limits (org_id, updated_at, id)
 CREATE INDEX credit_limits_capacity_idx ON credit_limits (org_id, capacity, id);
 CREATE INDEX credit_limits_outstanding_idx ON credit_limits (org_id, outstanding, id);
 CREATE INDEX credit_limits_balance_idx ON credit_limits (org_id, balance, id);
-CREATE INDEX credit_limits_entity_idx ON credit_limits (org_id, entity, created_at, id);
+CREATE INDEX credit_limits_entity_idx ON credit_limits (org_id, entity, id);
 
 -- Drawdowns and repayments. Idempotent by (org_id, id).
 CREATE TABLE ledger_entries (
