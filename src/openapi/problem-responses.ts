@@ -103,7 +103,13 @@ function problemResponse(code: ErrorCode): JsonObject {
             {
               type: 'object',
               ...(requiresErrors ? { required: ['errors'] } : {}),
-              properties: { status: { const: status }, code: { const: code }, type: { const: problemType(code) }, title: { const: title } },
+              properties: {
+                status: { const: status },
+                code: { const: code },
+                type: { const: problemType(code) },
+                title: { const: title },
+                ...(requiresErrors ? { errors: { type: 'array', minItems: 1 } } : {}),
+              },
             },
           ],
         },
