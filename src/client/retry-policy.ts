@@ -37,6 +37,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^[0-9]+$/.test(trimmed)) return Number(trimmed);
+  // An HTTP date names its weekday and month; anything else is not one.
+  if (!/[A-Za-z]/.test(trimmed)) return undefined;
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
