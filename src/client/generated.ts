@@ -226,19 +226,19 @@ export interface Readiness {
  */
 export interface PaymentMethodListParams {
   /**
-   * Created on or after this time.
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
    */
   created_from?: string;
   /**
-   * Created on or before this time.
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
    */
   created_to?: string;
   /**
-   * Updated on or after this time.
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
    */
   updated_from?: string;
   /**
-   * Updated on or before this time.
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
    */
   updated_to?: string;
   /**
@@ -276,19 +276,19 @@ export interface PaymentMethodListParams {
  */
 export interface CreditLimitListParams {
   /**
-   * Created on or after this time.
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
    */
   created_from?: string;
   /**
-   * Created on or before this time.
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
    */
   created_to?: string;
   /**
-   * Updated on or after this time.
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
    */
   updated_from?: string;
   /**
-   * Updated on or before this time.
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
    */
   updated_to?: string;
   /**

@@ -37,6 +37,8 @@ export async function apiReferenceRoutes(app: FastifyInstance, options: ApiRefer
     staticCSP: DOCS_CSP,
     theme: { title: 'lending-api — API reference' },
     uiConfig: {
+      // No top bar: it would offer to explore any URL, and show Fastify's logo.
+      layout: 'BaseLayout',
       docExpansion: 'list',
       deepLinking: true,
       defaultModelsExpandDepth: 1,

@@ -1,7 +1,7 @@
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import type { FieldDefinition, ResourceDefinition } from '../listing/resource-definition.js';
 import { plainSchema, schemaRef, type JsonObject } from './json-schema.js';
-import { plural } from './plural.js';
+import { capitalize, plural } from './plural.js';
 
 /** The canonical form every timestamp field is written in. */
 export const TIMESTAMP_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$';
@@ -63,11 +63,12 @@ export function listParameters(resource: ResourceDefinition): JsonObject[] {
   const filters = resource.filters.map((filter) => {
     const schema = plainSchema(filter.value.schema);
     const examples = Array.isArray(schema.examples) ? schema.examples : [];
+    const format = typeof schema.description === 'string' && schema.description !== filter.description.replace(/\.$/, '') ? schema.description : undefined;
     return {
       name: filter.param,
       in: 'query',
       required: false,
-      description: filter.description,
+      description: format ? `${filter.description} ${capitalize(format)}.` : filter.description,
       schema,
       ...(examples.length > 0 ? { example: examples[0] } : {}),
     };
