@@ -66,7 +66,7 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     for (const resource of RESOURCES) {
       const path = `/api/${resource.path}/`;
       const operation = page.locator(`.opblock-get:has(.opblock-summary-path[data-path="${path}"])`);
-      await expect.poll(() => operation.count(), path).toBe(1);
+      await expect.poll(() => operation.count(), { message: path }).toBe(1);
       await operation.locator('.opblock-summary').click();
       const names = operation.locator('.parameters .parameter__name');
       await names.first().waitFor();
