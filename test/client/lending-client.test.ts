@@ -27,6 +27,7 @@ describe('SDK types', () => {
     expectTypeOf<Page<CreditLimit>>().toEqualTypeOf<CreditLimitPage>();
     expectTypeOf<ErrorCode>().toEqualTypeOf<keyof typeof ERROR_CODES>();
     const client = new LendingClient({ baseUrl: BASE_URL, organizationId: 'org', apiKey: 'key', fetch: async () => new Response('{}') });
+    expectTypeOf(globalThis.fetch).toExtend<NonNullable<ConstructorParameters<typeof LendingClient>[0]['fetch']>>();
     // Parameters are checked at compile time: these lines only type-check as errors.
     // @ts-expect-error uid is not an accepted ordering
     void client.paymentMethods.list({ order_by: 'uid' });
