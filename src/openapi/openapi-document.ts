@@ -6,7 +6,7 @@ import { capitalize, plural } from './plural.js';
 import { problemResponseRef, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, recordSchema, uidParameter } from './resource-schemas.js';
 
-/** What a list or retrieve can answer besides 200; every other path answers 405 for other methods. */
+/** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
 const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 const RETRIEVE_ERRORS = ['unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
@@ -39,6 +39,8 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   }
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
+  paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
+  paths['/docs'] = { get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'text/html', { type: 'string' }) };
 
   return {
     openapi: '3.1.0',
@@ -46,6 +48,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
+      { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
     security: [{ basicAuth: [] }],
     paths,
@@ -170,6 +173,22 @@ function readyOperation(): JsonObject {
         content: { 'application/json': { schema: schemaRef('Readiness') } },
       },
       ...errorResponses(['service_unavailable']),
+    },
+  };
+}
+
+function referenceOperation(operationId: string, summary: string, mediaType: string, schema: JsonObject): JsonObject {
+  return {
+    operationId,
+    tags: ['Reference'],
+    summary,
+    security: [],
+    responses: {
+      200: {
+        description: summary,
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+        content: { [mediaType]: { schema } },
+      },
     },
   };
 }

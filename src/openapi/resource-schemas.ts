@@ -63,12 +63,13 @@ export function listParameters(resource: ResourceDefinition): JsonObject[] {
   const filters = resource.filters.map((filter) => {
     const schema = plainSchema(filter.value.schema);
     const examples = Array.isArray(schema.examples) ? schema.examples : [];
-    const format = typeof schema.description === 'string' && schema.description !== filter.description.replace(/\.$/, '') ? schema.description : undefined;
+    // The value parser's own description says which forms it accepts; add it unless it only repeats the filter's.
+    const accepts = typeof schema.description === 'string' && schema.description !== filter.description.replace(/\.$/, '') ? schema.description : undefined;
     return {
       name: filter.param,
       in: 'query',
       required: false,
-      description: format ? `${filter.description} ${capitalize(format)}.` : filter.description,
+      description: accepts ? `${filter.description} ${capitalize(accepts)}.` : filter.description,
       schema,
       ...(examples.length > 0 ? { example: examples[0] } : {}),
     };

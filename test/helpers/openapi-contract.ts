@@ -60,7 +60,8 @@ export class OpenApiContract {
     } else {
       const validate = this.#ajv.getSchema(`${DOCUMENT_ID}#${target}/content/${escape(mediaType)}/schema`);
       if (!validate) throw new Error(`no schema at ${target}`);
-      if (!validate(response.json())) violations.push(...describe(`${target} body`, validate.errors));
+      const body: unknown = /[/+]json$/.test(mediaType) ? response.json() : response.body;
+      if (!validate(body)) violations.push(...describe(`${target} body`, validate.errors));
     }
 
     for (const [name, header] of Object.entries(documented.headers ?? {})) {

@@ -135,9 +135,20 @@ describeEachStore('responses match the OpenAPI document', (store) => {
     });
   }
 
-  it('answers /healthz and /readyz as documented', async () => {
-    expectConforms('GET', '/healthz', await get('/healthz', null));
-    expectConforms('GET', '/readyz', await get('/readyz', null));
+  it('answers /healthz, /readyz, /api/openapi.json and /docs without credentials, as documented', async () => {
+    for (const path of ['/healthz', '/readyz', '/api/openapi.json', '/docs']) {
+      const response = await get(path, null);
+      expect(response.statusCode, path).toBe(200);
+      expectConforms('GET', path, response);
+    }
+  });
+
+  it('answers 405 with Allow for other methods on /api/openapi.json and /docs, as documented', async () => {
+    for (const url of ['/api/openapi.json', '/docs']) {
+      const response = await app.inject({ method: 'POST', url });
+      expect(response.statusCode).toBe(405);
+      expect(contract.checkResponseObject('/components/responses/MethodNotAllowed', response)).toEqual([]);
+    }
   });
 });
 
