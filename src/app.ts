@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { healthRoutes } from './http/health-routes.js';
 import { ApiError } from './http/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
@@ -46,6 +47,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
 
   await app.register(healthRoutes, { store: options.store });
+  await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
   await app.register(resourceRoutes, {
     store: options.store,
     resources: options.resources ?? RESOURCES,

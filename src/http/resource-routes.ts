@@ -14,8 +14,8 @@ export interface ResourceRoutesOptions {
   publicUrl: string | undefined;
 }
 
-const ALLOWED_METHODS = 'GET, HEAD';
-const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+export const ALLOWED_METHODS = 'GET, HEAD';
+export const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind Basic auth. */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
@@ -56,7 +56,7 @@ function collectionPaths(resource: ResourceDefinition): string[] {
   return [`/api/${resource.path}/`, `/api/${resource.path}/:uid/`];
 }
 
-async function methodNotAllowed(request: FastifyRequest, _reply: FastifyReply): Promise<never> {
+export async function methodNotAllowed(request: FastifyRequest, _reply: FastifyReply): Promise<never> {
   throw new ApiError('method_not_allowed', `${request.method} is not allowed here; use GET`, {
     headers: { allow: ALLOWED_METHODS },
   });

@@ -1,0 +1,152 @@
+/**
+ * Before creating a loan: find where to pay the money out and check that the
+ * entity's credit limit can take it.
+ *
+ *   LENDING_API_KEY=… npm run example:prepare-loan -- --entity ent_demo_03 --currency USD --amount 5000
+ *
+ * Reads LENDING_API_URL (default http://127.0.0.1:3000), LENDING_API_ORG
+ * (default org_demo) and LENDING_API_KEY, or the flags --url, --org, --key.
+ * Exits 0 when the loan can go ahead, 2 when it cannot, 1 on an error.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { LendingApiError, LendingClient, type CreditLimit, type PaymentMethod } from 'lending-api/client';
+
+export interface LoanRequest {
+  readonly entity: string;
+  /** ISO 4217 code, any letter case. */
+  readonly currency: string;
+  /** A positive decimal with at most two fractional digits, e.g. `5000` or `1250.50`. */
+  readonly amount: string;
+}
+
+export type LoanDecision =
+  | {
+      readonly ready: true;
+      readonly request: LoanRequest;
+      readonly paymentMethod: PaymentMethod;
+      readonly creditLimit: CreditLimit;
+      /** What the limit's balance will be once the loan is drawn. */
+      readonly balanceAfter: number;
+    }
+  | {
+      readonly ready: false;
+      readonly request: LoanRequest;
+      readonly reason: 'no_payment_method' | 'no_credit_limit' | 'insufficient_balance';
+      readonly message: string;
+      readonly paymentMethod?: PaymentMethod;
+      readonly creditLimit?: CreditLimit;
+    };
+
+/** Decides whether `request` can go ahead, from the entity's payment methods and credit limits. */
+export async function prepareLoan(client: LendingClient, request: LoanRequest): Promise<LoanDecision> {
+  const currency = request.currency.toUpperCase();
+  const amountCents = toCents(request.amount);
+  const normalized = { ...request, currency };
+
+  // Newest first (the default order): the most recently added account is the one to use.
+  const paymentMethod = await first(client.paymentMethods.listAll({ entity: request.entity, currency }));
+  if (!paymentMethod) {
+    return { ready: false, request: normalized, reason: 'no_payment_method', message: `${request.entity} has no payment method in ${currency}` };
+  }
+
+  // Limits have no currency filter; an entity holds few of them.
+  let creditLimit: CreditLimit | undefined;
+  for await (const limit of client.creditLimits.listAll({ entity: request.entity, order_by: '-balance' })) {
+    if (limit.currency === currency) {
+      creditLimit = limit;
+      break;
+    }
+  }
+  if (!creditLimit) {
+    return { ready: false, request: normalized, reason: 'no_credit_limit', message: `${request.entity} has no credit limit in ${currency}`, paymentMethod };
+  }
+
+  const balanceCents = Math.round(creditLimit.balance * 100);
+  if (balanceCents < amountCents) {
+    return {
+      ready: false,
+      request: normalized,
+      reason: 'insufficient_balance',
+      message: `credit limit ${creditLimit.uid} has only ${money(balanceCents)} ${currency} available, ${money(amountCents)} asked`,
+      paymentMethod,
+      creditLimit,
+    };
+  }
+  return { ready: true, request: normalized, paymentMethod, creditLimit, balanceAfter: (balanceCents - amountCents) / 100 };
+}
+
+export function describeDecision(decision: LoanDecision): string {
+  const { entity, currency, amount } = decision.request;
+  const asked = `${money(toCents(amount))} ${currency}`;
+  if (!decision.ready) return `DECLINED  ${entity} cannot borrow ${asked}: ${decision.message}`;
+  const { paymentMethod: method, creditLimit: limit } = decision;
+  return [
+    `READY     ${entity} can borrow ${asked}`,
+    `  pay out to   ${method.type} account ending ${method.last_2} (${method.uid})`,
+    `  credit limit ${limit.uid}: ${money(Math.round(limit.balance * 100))} of ${money(Math.round(limit.capacity * 100))} ${currency} available, ${money(Math.round(decision.balanceAfter * 100))} after this loan`,
+  ].join('\n');
+}
+
+function toCents(amount: string): number {
+  const match = /^([0-9]+)(?:\.([0-9]{1,2}))?$/.exec(amount.trim());
+  if (!match?.[1]) throw new RangeError(`amount must be a positive decimal with at most 2 fractional digits, got '${amount}'`);
+  const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  if (cents <= 0 || !Number.isSafeInteger(cents)) throw new RangeError(`amount must be positive, got '${amount}'`);
+  return cents;
+}
+
+function money(cents: number): string {
+  return (cents / 100).toFixed(2);
+}
+
+async function first<T>(items: AsyncIterable<T>): Promise<T | undefined> {
+  for await (const item of items) return item;
+  return undefined;
+}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      entity: { type: 'string' },
+      currency: { type: 'string' },
+      amount: { type: 'string' },
+      url: { type: 'string' },
+      org: { type: 'string' },
+      key: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const { entity, currency, amount } = values;
+  const apiKey = values.key ?? env.LENDING_API_KEY;
+  if (!entity || !currency || !amount) throw new UsageError('give --entity, --currency and --amount');
+  if (!apiKey) throw new UsageError('give the API key in LENDING_API_KEY (or --key); `bin/lending-api demo --serve` prints one');
+
+  const client = new LendingClient({
+    baseUrl: values.url ?? env.LENDING_API_URL ?? 'http://127.0.0.1:3000',
+    organizationId: values.org ?? env.LENDING_API_ORG ?? 'org_demo',
+    apiKey,
+  });
+  const decision = await prepareLoan(client, { entity, currency, amount });
+  console.log(values.json ? JSON.stringify(decision, null, 2) : describeDecision(decision));
+  return decision.ready ? 0 : 2;
+}
+
+class UsageError extends Error {}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2), process.env).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      if (error instanceof LendingApiError) {
+        console.error(`prepare-loan: ${error.detail} (${error.code}, HTTP ${error.status}, request ${error.requestId ?? 'unknown'})`);
+      } else {
+        console.error(`prepare-loan: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      process.exitCode = 1;
+    },
+  );
+}

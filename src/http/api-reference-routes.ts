@@ -1,0 +1,50 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { lendingApiDocument } from '../openapi/lending-api-document.js';
+import { methodNotAllowed, OTHER_METHODS } from './resource-routes.js';
+
+export interface ApiReferenceRoutesOptions {
+  resources: readonly ResourceDefinition[];
+}
+
+export const OPENAPI_PATH = '/api/openapi.json';
+export const DOCS_PATH = '/docs';
+
+// Everything the reference page loads comes from this server (the Swagger UI
+// assets ship in the npm package), so it works with no internet access, and
+// the policy makes any attempt to load from elsewhere fail visibly.
+const DOCS_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
+
+/**
+ * `GET /api/openapi.json` (the document generated from the resource
+ * definitions) and `GET /docs` (Swagger UI on that document). No
+ * authentication: neither tells anything about an organization.
+ */
+export async function apiReferenceRoutes(app: FastifyInstance, options: ApiReferenceRoutesOptions): Promise<void> {
+  const document = lendingApiDocument(options.resources);
+  const body = JSON.stringify(document);
+
+  app.get(OPENAPI_PATH, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+  for (const url of [OPENAPI_PATH, DOCS_PATH]) app.route({ method: [...OTHER_METHODS], url, handler: methodNotAllowed });
+
+  await app.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: DOCS_PATH,
+    staticCSP: DOCS_CSP,
+    theme: { title: 'lending-api — API reference' },
+    uiConfig: {
+      // No top bar: it would offer to explore any URL, and show Fastify's logo.
+      layout: 'BaseLayout',
+      docExpansion: 'list',
+      deepLinking: true,
+      defaultModelsExpandDepth: 1,
+      displayOperationId: false,
+      tryItOutEnabled: false,
+      persistAuthorization: false,
+    },
+  });
+}

@@ -1,0 +1,198 @@
+import { ERROR_CODES, type ErrorCode } from '../http/errors.js';
+import { PAGE_SIZE } from '../listing/query-parser.js';
+import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { schemaRef, type JsonObject } from './json-schema.js';
+import { capitalize, plural } from './plural.js';
+import { problemResponseRef, problemResponses, problemSchemas } from './problem-responses.js';
+import { listParameters, pageSchema, pageSchemaName, recordSchema, uidParameter } from './resource-schemas.js';
+
+/** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
+const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const RETRIEVE_ERRORS = ['unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+
+export interface OpenApiDocumentOptions {
+  readonly resources: readonly ResourceDefinition[];
+  readonly version: string;
+}
+
+const DESCRIPTION = `The read side of a lending platform: list and look up the payment methods and credit limits of the entities you lend to, before you create a loan.
+
+**Authentication.** HTTP Basic: your organization ID is the user name and an API key the password. Every request sees only its own organization's records; another organization's record is a 404.
+
+**Pages.** Lists return ${PAGE_SIZE} items per page with the exact \`count\` and absolute \`next\`/\`previous\` links (also in a \`Link\` header). Page 1 of an empty result is a 200; a page past the last one is a 404 \`page_out_of_range\`.
+
+**Timestamps** are RFC 3339 in UTC with exactly six fractional digits. Filters accept RFC 3339 / ISO 8601 times with up to nine fractional digits (compared exactly at microsecond precision) or a bare date meaning the whole UTC day, and both ends of a range are inclusive.
+
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. Methods other than GET and HEAD answer 405 with an \`Allow\` header. Every response carries \`X-Request-Id\`.`;
+
+/**
+ * The OpenAPI 3.1 document of the API, built from the resource definitions
+ * the server validates with and from the error table. Nothing here names a
+ * resource: a new collection appears by being in `resources`.
+ */
+export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObject {
+  const { resources } = options;
+  const paths: Record<string, JsonObject> = {};
+  for (const resource of resources) {
+    paths[`/api/${resource.path}/`] = { get: listOperation(resource) };
+    paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
+  }
+  paths['/healthz'] = { get: healthOperation() };
+  paths['/readyz'] = { get: readyOperation() };
+  paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
+  paths['/docs'] = { get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'text/html', { type: 'string' }) };
+
+  return {
+    openapi: '3.1.0',
+    info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
+    tags: [
+      ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
+      { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
+      { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
+    ],
+    security: [{ basicAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        basicAuth: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'User name: your organization ID. Password: an API key.',
+        },
+      },
+      schemas: {
+        ...Object.fromEntries(
+          resources.flatMap((resource) => [
+            [resource.schemaName, recordSchema(resource)],
+            [pageSchemaName(resource), pageSchema(resource)],
+          ]),
+        ),
+        ...problemSchemas(),
+        Health: {
+          title: 'Health',
+          type: 'object',
+          required: ['status'],
+          properties: { status: { const: 'ok' } },
+          additionalProperties: false,
+        },
+        Readiness: {
+          title: 'Readiness',
+          type: 'object',
+          required: ['status', 'database'],
+          properties: { status: { const: 'ready' }, database: { const: 'reachable' } },
+          additionalProperties: false,
+        },
+      },
+      responses: problemResponses(),
+      headers: {
+        'X-Request-Id': {
+          description: "The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID.",
+          required: true,
+          schema: { type: 'string' },
+        },
+        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
+        Link: {
+          description: 'RFC 8288 links to the `next`, `prev` and `first` pages.',
+          required: true,
+          schema: { type: 'string' },
+          example: '<https://api.example.com/api/methods/?page=3>; rel="next", <https://api.example.com/api/methods/?page=1>; rel="prev", <https://api.example.com/api/methods/?page=1>; rel="first"',
+        },
+      },
+    },
+  };
+}
+
+function tagOf(resource: ResourceDefinition): string {
+  return capitalize(plural(resource.name));
+}
+
+function listOperation(resource: ResourceDefinition): JsonObject {
+  return {
+    operationId: `list${plural(resource.schemaName)}`,
+    tags: [tagOf(resource)],
+    summary: `List ${plural(resource.name)}`,
+    description: `${resource.description}\n\nFilters combine with AND; with none, every ${resource.name} of your organization is listed, ordered by \`${resource.defaultOrdering}\` unless \`order_by\` says otherwise. An unknown or repeated parameter is a 422 naming it.`,
+    parameters: listParameters(resource),
+    responses: {
+      200: {
+        description: `A page of ${plural(resource.name)}.`,
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, Link: { $ref: '#/components/headers/Link' } },
+        content: { 'application/json': { schema: schemaRef(pageSchemaName(resource)) } },
+      },
+      ...errorResponses(LIST_ERRORS),
+    },
+  };
+}
+
+function retrieveOperation(resource: ResourceDefinition): JsonObject {
+  return {
+    operationId: `retrieve${resource.schemaName}`,
+    tags: [tagOf(resource)],
+    summary: `Retrieve a ${resource.name}`,
+    description: `One ${resource.name} of your organization by its UID.`,
+    parameters: [uidParameter(resource)],
+    responses: {
+      200: {
+        description: `The ${resource.name}.`,
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+        content: { 'application/json': { schema: schemaRef(resource.schemaName) } },
+      },
+      ...errorResponses(RETRIEVE_ERRORS),
+    },
+  };
+}
+
+function healthOperation(): JsonObject {
+  return {
+    operationId: 'getHealth',
+    tags: ['Health'],
+    summary: 'Liveness',
+    description: 'The process is up. No authentication.',
+    security: [],
+    responses: {
+      200: {
+        description: 'Alive.',
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+        content: { 'application/json': { schema: schemaRef('Health') } },
+      },
+    },
+  };
+}
+
+function readyOperation(): JsonObject {
+  return {
+    operationId: 'getReadiness',
+    tags: ['Health'],
+    summary: 'Readiness',
+    description: 'The database is reachable. No authentication.',
+    security: [],
+    responses: {
+      200: {
+        description: 'Ready to serve.',
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+        content: { 'application/json': { schema: schemaRef('Readiness') } },
+      },
+      ...errorResponses(['service_unavailable']),
+    },
+  };
+}
+
+function referenceOperation(operationId: string, summary: string, mediaType: string, schema: JsonObject): JsonObject {
+  return {
+    operationId,
+    tags: ['Reference'],
+    summary,
+    security: [],
+    responses: {
+      200: {
+        description: summary,
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+        content: { [mediaType]: { schema } },
+      },
+    },
+  };
+}
+
+function errorResponses(codes: readonly ErrorCode[]): Record<string, JsonObject> {
+  return Object.fromEntries(codes.map((code) => [String(ERROR_CODES[code].status), problemResponseRef(code)]));
+}

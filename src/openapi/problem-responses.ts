@@ -1,0 +1,128 @@
+import { WWW_AUTHENTICATE } from '../auth/basic-auth-hook.js';
+import { ERROR_CODES, problemType, type ErrorCode } from '../http/errors.js';
+import { PROBLEM_CONTENT_TYPE } from '../http/problem.js';
+import { schemaRef, type JsonObject } from './json-schema.js';
+
+const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
+
+/** Headers a problem of this code always carries, besides X-Request-Id. */
+const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = {
+  unauthorized: {
+    'WWW-Authenticate': {
+      description: 'The Basic challenge.',
+      required: true,
+      schema: { type: 'string', examples: [WWW_AUTHENTICATE] },
+    },
+  },
+  method_not_allowed: {
+    Allow: { description: 'The methods the path accepts.', required: true, schema: { type: 'string', examples: ['GET, HEAD'] } },
+  },
+  rate_limited: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  service_unavailable: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+};
+
+const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
+  invalid_parameter: {
+    detail: "created_from must be an ISO 8601 timestamp, got 'yesterday'",
+    errors: [{ param: 'created_from', detail: "created_from must be an ISO 8601 timestamp, got 'yesterday'" }],
+  },
+  page_out_of_range: {
+    detail: 'page 12 is past the last page; the last page is 11 (105 matching records)',
+    last_page: 11,
+    count: 105,
+  },
+};
+
+/** `invalid_parameter` → `InvalidParameter`: the name of the code's response in `components.responses`. */
+export function problemResponseName(code: ErrorCode): string {
+  return code
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+}
+
+export function problemResponseRef(code: ErrorCode): JsonObject {
+  return { $ref: `#/components/responses/${problemResponseName(code)}` };
+}
+
+/** `Problem` and `ParamError`: RFC 9457 problem details as this API writes them. */
+export function problemSchemas(): Record<string, JsonObject> {
+  return {
+    ParamError: {
+      title: 'ParamError',
+      description: 'One invalid input.',
+      type: 'object',
+      required: ['param', 'detail'],
+      properties: {
+        param: { type: 'string', description: 'The query parameter at fault.', examples: ['created_from'] },
+        detail: { type: 'string', description: 'What is wrong with it.' },
+      },
+      additionalProperties: false,
+    },
+    Problem: {
+      title: 'Problem',
+      description: 'An RFC 9457 problem document (`application/problem+json`). Extension members may be added.',
+      type: 'object',
+      required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
+      properties: {
+        type: { type: 'string', format: 'uri', description: 'Identifies the kind of problem.', examples: [problemType('invalid_parameter')] },
+        title: { type: 'string', description: 'Short summary of the kind of problem.' },
+        status: { type: 'integer', description: 'The HTTP status code.' },
+        detail: { type: 'string', description: 'What went wrong with this request, for a human.' },
+        code: { type: 'string', enum: ALL_CODES, description: 'Stable machine-readable error code.' },
+        errors: {
+          type: 'array',
+          items: schemaRef('ParamError'),
+          description: 'Every invalid parameter (`invalid_parameter` only).',
+        },
+        request_id: { type: 'string', description: 'The X-Request-Id of the request; quote it when reporting a problem.' },
+        last_page: { type: 'integer', minimum: 1, description: 'The last page there is (`page_out_of_range` only).' },
+        count: { type: 'integer', minimum: 0, description: 'Number of matching records (`page_out_of_range` only).' },
+      },
+      additionalProperties: true,
+    },
+  };
+}
+
+/** One response per error code of the table, so a new code is documented as soon as it exists. */
+export function problemResponses(): Record<string, JsonObject> {
+  return Object.fromEntries(ALL_CODES.map((code) => [problemResponseName(code), problemResponse(code)]));
+}
+
+function problemResponse(code: ErrorCode): JsonObject {
+  const { status, title } = ERROR_CODES[code];
+  const requiresErrors = code === 'invalid_parameter';
+  return {
+    description: `${title} (\`${code}\`)`,
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...PROBLEM_HEADERS[code] },
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: {
+          allOf: [
+            schemaRef('Problem'),
+            {
+              type: 'object',
+              ...(requiresErrors ? { required: ['errors'] } : {}),
+              properties: {
+                status: { const: status },
+                code: { const: code },
+                type: { const: problemType(code) },
+                title: { const: title },
+                ...(requiresErrors ? { errors: { type: 'array', minItems: 1 } } : {}),
+              },
+            },
+          ],
+        },
+        example: {
+          type: problemType(code),
+          title,
+          status,
+          detail: `${title}.`,
+          code,
+          ...EXAMPLE_DETAILS[code],
+          request_id: '5f0c6b2e-7c1a-4e5b-9a55-2b1f7d3c9e10',
+        },
+      },
+    },
+  };
+}

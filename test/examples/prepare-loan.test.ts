@@ -1,0 +1,110 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeDecision, prepareLoan } from '../../examples/prepare-loan.js';
+import { buildApp } from '../../src/app.js';
+import { setUpDemo } from '../../src/cli/commands/demo.js';
+import { LendingClient } from '../../src/client/index.js';
+import { injectFetch } from '../helpers/inject-fetch.js';
+import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { createTenant } from '../helpers/tenants.js';
+
+const run = promisify(execFile);
+const PROJECT_ROOT = new URL('../..', import.meta.url).pathname;
+
+describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
+  let app: FastifyInstance;
+  let demo: Awaited<ReturnType<typeof setUpDemo>>;
+  let client: LendingClient;
+
+  beforeAll(async () => {
+    app = await buildApp({ store: store() });
+    demo = await setUpDemo(store());
+    client = new LendingClient({ baseUrl: 'http://lending.test', organizationId: demo.org, apiKey: demo.key, fetch: injectFetch(app) });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('is ready when the entity has a payment method and enough balance in the currency', async () => {
+    const decision = await prepareLoan(client, { entity: 'ent_demo_03', currency: 'usd', amount: '5000' });
+    expect(decision).toMatchObject({
+      ready: true,
+      paymentMethod: { entity: 'ent_demo_03', currency: 'USD' },
+      creditLimit: { uid: 'cl_demo_03_usd', balance: 11750.5 },
+      balanceAfter: 6750.5,
+    });
+    expect(describeDecision(decision)).toMatch(/^READY +ent_demo_03 can borrow 5000\.00 USD/);
+  });
+
+  it('declines an amount above the balance, naming the limit', async () => {
+    const decision = await prepareLoan(client, { entity: 'ent_demo_03', currency: 'USD', amount: '11750.51' });
+    expect(decision).toMatchObject({ ready: false, reason: 'insufficient_balance', creditLimit: { uid: 'cl_demo_03_usd' } });
+    expect(describeDecision(decision)).toContain('cl_demo_03_usd has only 11750.50 USD available');
+  });
+
+  it('declines a currency the entity has no payment method in', async () => {
+    expect(await prepareLoan(client, { entity: 'ent_demo_03', currency: 'EUR', amount: '10' })).toMatchObject({
+      ready: false,
+      reason: 'no_payment_method',
+    });
+  });
+
+  it('declines when the entity has a payment method but no credit limit in the currency', async () => {
+    const tenant = await createTenant(store());
+    await insertPaymentMethods(store(), tenant.org.id, [paymentMethod({ entity: 'ent_x', currency: 'GBP', type: 'BACS' })]);
+    await insertCreditLimits(store(), tenant.org.id, [creditLimit({ entity: 'ent_x', currency: 'USD' })]);
+    const tenantClient = new LendingClient({ baseUrl: 'http://lending.test', organizationId: tenant.org.uid, apiKey: tenant.apiKey, fetch: injectFetch(app) });
+    expect(await prepareLoan(tenantClient, { entity: 'ent_x', currency: 'GBP', amount: '10' })).toMatchObject({
+      ready: false,
+      reason: 'no_credit_limit',
+      paymentMethod: { currency: 'GBP' },
+    });
+  });
+
+  it('refuses an amount that is not a positive decimal of cents', async () => {
+    for (const amount of ['0', '-5', '1.234', 'lots']) {
+      await expect(prepareLoan(client, { entity: 'ent_demo_03', currency: 'USD', amount }), amount).rejects.toThrow(RangeError);
+    }
+  });
+
+  describe('npm run example:prepare-loan against a listening server', () => {
+    let server: FastifyInstance;
+    let url: string;
+    beforeAll(async () => {
+      server = await buildApp({ store: store() });
+      url = await server.listen({ host: '127.0.0.1', port: 0 });
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+
+    const example = (args: string[], key = demo.key) =>
+      run('npm', ['run', '-s', 'example:prepare-loan', '--', ...args], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, LENDING_API_URL: url, LENDING_API_ORG: demo.org, LENDING_API_KEY: key },
+      }).then(
+        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+
+    it('prints READY and exits 0 for a loan the entity can take', async () => {
+      const result = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('READY     ent_demo_03 can borrow 5000.00 USD');
+      expect(result.stdout).toContain('credit limit cl_demo_03_usd: 11750.50 of 20000.00 USD available, 6750.50 after this loan');
+    });
+
+    it('prints DECLINED and exits 2 for one it cannot take; exits 1 with the API error for a bad key', async () => {
+      const declined = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '50000', '--json']);
+      expect(declined.code).toBe(2);
+      expect(JSON.parse(declined.stdout)).toMatchObject({ ready: false, reason: 'insufficient_balance' });
+
+      const unauthorized = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '1'], 'lak_0000000000000000_wrong');
+      expect(unauthorized.code).toBe(1);
+      expect(unauthorized.stderr).toMatch(/prepare-loan: .*\(unauthorized, HTTP 401, request /);
+    });
+  });
+});

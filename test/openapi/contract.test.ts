@@ -1,0 +1,189 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
+import type { JsonObject } from '../../src/openapi/json-schema.js';
+import { OpenApiContract } from '../helpers/openapi-contract.js';
+import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
+import { unreachableStore } from '../helpers/unreachable-store.js';
+
+const document = lendingApiDocument();
+const contract = new OpenApiContract(document);
+
+interface DocumentedParameter {
+  name: string;
+  in: string;
+  example?: unknown;
+  schema: { enum?: string[] };
+}
+type Operation = { parameters?: DocumentedParameter[] };
+const paths = document.paths as Record<string, { get: Operation }>;
+const collectionPaths = Object.keys(paths).filter((path) => /^\/api\/[a-z-]+\/$/.test(path));
+
+function expectConforms(method: string, template: string, response: LightMyRequestResponse) {
+  expect(contract.check(method, template, response), `${method} ${template} → ${response.statusCode} ${response.body}`).toEqual([]);
+}
+
+describeEachStore('responses match the OpenAPI document', (store) => {
+  let app: FastifyInstance;
+  let tenant: Tenant;
+  const uids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    app = await buildApp({ store: store() });
+    tenant = await createTenant(store());
+    const methods = Array.from({ length: 12 }, (_, i) => paymentMethod({ entity: `ent_${i % 3}`, currency: i % 2 ? 'EUR' : 'USD', type: i % 2 ? 'SEPA' : 'ACH' }));
+    const limits = Array.from({ length: 12 }, (_, i) => creditLimit({ entity: `ent_${i % 3}`, outstanding: `${i * 100}.50` }));
+    await insertPaymentMethods(store(), tenant.org.id, methods);
+    await insertCreditLimits(store(), tenant.org.id, limits);
+    uids['/api/methods/'] = methods[0]!.uid;
+    uids['/api/limits/'] = limits[0]!.uid;
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /** `null` sends no credentials. */
+  const get = (url: string, authorization: string | null = tenant.authorization) =>
+    app.inject({ method: 'GET', url, headers: authorization === null ? {} : { authorization } });
+
+  it('documents exactly the collections the server serves', () => {
+    expect(collectionPaths.sort()).toEqual(['/api/limits/', '/api/methods/']);
+  });
+
+  for (const path of collectionPaths) {
+    const itemPath = `${path}{uid}/`;
+    describe(`GET ${path}`, () => {
+      it('answers pages (first, middle, last and empty) that match the page schema', async () => {
+        for (const url of [path, `${path}?page=2`, `${path}?order_by=-updated_at&page=1`, `${path}?entity=nobody`]) {
+          const response = await get(url);
+          expect(response.statusCode, url).toBe(200);
+          expectConforms('GET', path, response);
+        }
+      });
+
+      it('accepts the documented example of every parameter', async () => {
+        for (const parameter of paths[path]!.get.parameters ?? []) {
+          const response = await get(`${path}?${new URLSearchParams({ [parameter.name]: String(parameter.example) })}`);
+          // page's example (2) may be past the last page of a small result; that 404 is documented too.
+          expect([200, 404], `${parameter.name}=${String(parameter.example)}: ${response.body}`).toContain(response.statusCode);
+          expectConforms('GET', path, response);
+        }
+      });
+
+      it('accepts every documented order_by value and refuses one outside the enum', async () => {
+        const orderBy = (paths[path]!.get.parameters ?? []).find((parameter) => parameter.name === 'order_by');
+        for (const value of orderBy?.schema.enum ?? []) {
+          const response = await get(`${path}?order_by=${encodeURIComponent(value)}`);
+          expect(response.statusCode, value).toBe(200);
+        }
+        const refused = await get(`${path}?order_by=uid`);
+        expect(refused.statusCode).toBe(422);
+        expectConforms('GET', path, refused);
+      });
+
+      it('answers 422 with every invalid parameter, as documented', async () => {
+        const response = await get(`${path}?created_from=yesterday&page=0&page_size=50`);
+        expect(response.statusCode).toBe(422);
+        expect(response.json().errors.map((error: { param: string }) => error.param).sort()).toEqual(['created_from', 'page', 'page_size']);
+        expectConforms('GET', path, response);
+      });
+
+      it('answers 404 page_out_of_range past the last page, as documented', async () => {
+        const response = await get(`${path}?page=99`);
+        expect(response.json().code).toBe('page_out_of_range');
+        expectConforms('GET', path, response);
+      });
+
+      it('answers 401 with WWW-Authenticate without or with wrong credentials, as documented', async () => {
+        for (const authorization of [null, basicAuthorization(tenant.org.uid, 'lak_wrong')]) {
+          const response = await get(path, authorization);
+          expect(response.statusCode).toBe(401);
+          expectConforms('GET', path, response);
+        }
+      });
+    });
+
+    describe(`GET ${itemPath}`, () => {
+      it('answers the record, matching its schema', async () => {
+        const response = await get(`${path}${uids[path]}/`);
+        expect(response.statusCode).toBe(200);
+        expectConforms('GET', itemPath, response);
+      });
+
+      it('answers 404 not_found for an unknown uid, as documented', async () => {
+        const response = await get(`${path}nope_404/`);
+        expect(response.json().code).toBe('not_found');
+        expectConforms('GET', itemPath, response);
+      });
+
+      it('answers 401 without credentials, as documented', async () => {
+        const response = await get(`${path}${uids[path]}/`, null);
+        expect(response.statusCode).toBe(401);
+        expectConforms('GET', itemPath, response);
+      });
+    });
+
+    it(`answers 405 with Allow for other methods on ${path} and ${itemPath}, as documented`, async () => {
+      for (const url of [path, `${path}${uids[path]}/`]) {
+        const response = await app.inject({ method: 'DELETE', url, headers: { authorization: tenant.authorization } });
+        expect(response.statusCode).toBe(405);
+        expect(contract.checkResponseObject('/components/responses/MethodNotAllowed', response)).toEqual([]);
+      }
+    });
+  }
+
+  it('answers /healthz, /readyz, /api/openapi.json and /docs without credentials, as documented', async () => {
+    for (const path of ['/healthz', '/readyz', '/api/openapi.json', '/docs']) {
+      const response = await get(path, null);
+      expect(response.statusCode, path).toBe(200);
+      expectConforms('GET', path, response);
+    }
+  });
+
+  it('answers 405 with Allow for other methods on /api/openapi.json and /docs, as documented', async () => {
+    for (const url of ['/api/openapi.json', '/docs']) {
+      const response = await app.inject({ method: 'POST', url });
+      expect(response.statusCode).toBe(405);
+      expect(contract.checkResponseObject('/components/responses/MethodNotAllowed', response)).toEqual([]);
+    }
+  });
+});
+
+describe('responses while the database is unreachable match the OpenAPI document', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildApp({ store: unreachableStore() });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('answers 503 with Retry-After on /readyz and on every documented GET', async () => {
+    const authorization = basicAuthorization('org_x', 'lak_0123456789abcdef_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx');
+    for (const [template, url] of [
+      ['/readyz', '/readyz'],
+      ...collectionPaths.flatMap((path) => [
+        [path, path],
+        [`${path}{uid}/`, `${path}some_uid/`],
+      ]),
+    ] as const) {
+      const response = await app.inject({ method: 'GET', url, headers: { authorization } });
+      expect(response.statusCode, `${url}: ${response.body}`).toBe(503);
+      expect(contract.check('GET', template, response)).toEqual([]);
+    }
+  });
+});
+
+describe('GET /api/openapi.json', () => {
+  it('serves the generated document without credentials', async () => {
+    const app = await buildApp({ store: unreachableStore() });
+    const response = await app.inject({ method: 'GET', url: '/api/openapi.json' });
+    await app.close();
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.json() as JsonObject).toEqual(document);
+  });
+});

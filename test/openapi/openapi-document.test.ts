@@ -1,0 +1,128 @@
+import { readFile } from 'node:fs/promises';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { ERROR_CODES } from '../../src/http/errors.js';
+import type { ResourceDefinition } from '../../src/listing/resource-definition.js';
+import { identifierValue } from '../../src/listing/value-parsers.js';
+import type { JsonObject } from '../../src/openapi/json-schema.js';
+import { lendingApiDocument, renderOpenApiJson } from '../../src/openapi/lending-api-document.js';
+import { problemResponseName } from '../../src/openapi/problem-responses.js';
+import { RESOURCES } from '../../src/resources/index.js';
+import { createdAtField, entityFilter, timeRangeFilters, uidField, updatedAtField } from '../../src/resources/common-fields.js';
+import { renderClientTypes } from '../../scripts/client-types.js';
+import { unreachableStore } from '../helpers/unreachable-store.js';
+
+const document = lendingApiDocument();
+type Parameter = { name: string; in: string; required: boolean; schema: JsonObject; example?: unknown };
+type Operation = { operationId: string; parameters: Parameter[]; responses: Record<string, JsonObject>; security?: unknown[] };
+const paths = document.paths as Record<string, { get: Operation }>;
+const components = document.components as Record<string, Record<string, JsonObject>>;
+
+const loans: ResourceDefinition = {
+  path: 'loans',
+  name: 'loan',
+  schemaName: 'Loan',
+  description: 'Money lent to an entity.',
+  table: 'loans',
+  fields: {
+    uid: uidField('ln'),
+    entity: { column: 'entity', type: 'string', description: 'Borrower.', example: 'ent_1' },
+    principal: { column: 'principal', type: 'decimal', description: 'Amount lent.', example: 5000 },
+    status: { column: 'status', type: 'string', description: 'Where the loan stands.', example: 'open', enum: ['open', 'repaid'] },
+    created_at: createdAtField,
+    updated_at: updatedAtField,
+  },
+  filters: [...timeRangeFilters, entityFilter, { param: 'borrower', field: 'entity', operator: '=', value: identifierValue, description: 'Alias.' }],
+  orderings: ['created_at', 'principal'],
+  defaultOrdering: '-principal',
+};
+
+describe('openapi.json', () => {
+  it('is exactly what `npm run openapi` generates from the resource definitions', async () => {
+    const committed = await readFile(new URL('../../openapi.json', import.meta.url), 'utf8');
+    expect(committed, 'openapi.json is stale: run `npm run openapi` and commit the result').toBe(renderOpenApiJson(document));
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(JSON.parse(renderOpenApiJson(document)) as JsonObject);
+    expect(validator.version).toBe('3.1');
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+
+    const broken = { ...document, paths: { ...paths, '/broken': { get: { responses: { 200: {} } } } } };
+    expect((await validator.validate(broken)).valid, 'a response without a description is invalid').toBe(false);
+  });
+
+  it('documents a list and a retrieve operation for every resource, with its record and page schemas', () => {
+    expect(Object.keys(paths).sort()).toEqual(
+      [...RESOURCES.flatMap((resource) => [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`]), '/healthz', '/readyz', '/api/openapi.json', '/docs'].sort(),
+    );
+    for (const resource of RESOURCES) {
+      expect(Object.keys(components.schemas?.[resource.schemaName]?.properties ?? {})).toEqual(Object.keys(resource.fields));
+      expect(components.schemas?.[`${resource.schemaName}Page`]).toBeDefined();
+    }
+  });
+
+  it('documents every filter, order_by (each field and its - variant) and page of each list', () => {
+    for (const resource of RESOURCES) {
+      const parameters = paths[`/api/${resource.path}/`]!.get.parameters;
+      expect(parameters.map((parameter) => parameter.name)).toEqual([...resource.filters.map((filter) => filter.param), 'order_by', 'page']);
+      for (const parameter of parameters) {
+        expect(parameter.in).toBe('query');
+        expect(parameter.required).toBe(false);
+        expect(parameter.example, parameter.name).toBeDefined();
+      }
+      const orderBy = parameters.find((parameter) => parameter.name === 'order_by')!;
+      expect(orderBy.schema.enum).toEqual(resource.orderings.flatMap((field) => [field, `-${field}`]));
+      expect(orderBy.schema.default).toBe(resource.defaultOrdering);
+      const createdFrom = parameters.find((parameter) => parameter.name === 'created_from')!;
+      expect(createdFrom.schema.format).toBe('date-time');
+    }
+  });
+
+  it('documents every code of the error table as a problem+json response', () => {
+    for (const [code, { status }] of Object.entries(ERROR_CODES)) {
+      const response = components.responses?.[problemResponseName(code as keyof typeof ERROR_CODES)];
+      const content = response?.content as Record<string, { example: { code: string; status: number } }>;
+      expect(content['application/problem+json']?.example).toMatchObject({ code, status });
+    }
+    const unauthorized = components.responses?.Unauthorized?.headers as Record<string, JsonObject>;
+    expect(unauthorized['WWW-Authenticate']).toBeDefined();
+    expect(paths['/api/methods/']!.get.responses['422']).toEqual({ $ref: '#/components/responses/InvalidParameter' });
+    expect(paths['/api/methods/{uid}/']!.get.responses['404']).toEqual({ $ref: '#/components/responses/NotFound' });
+  });
+
+  it('requires Basic authentication on the API and none on the probes', () => {
+    expect(components.securitySchemes?.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
+    expect(document.security).toEqual([{ basicAuth: [] }]);
+    expect(paths['/healthz']!.get.security).toEqual([]);
+    expect(paths['/readyz']!.get.security).toEqual([]);
+  });
+
+  it('documents a new resource with no change to the generator', async () => {
+    const withLoans = lendingApiDocument([...RESOURCES, loans]);
+    const loanPaths = withLoans.paths as Record<string, { get: Operation }>;
+    const list = loanPaths['/api/loans/']!.get;
+    expect(list.operationId).toBe('listLoans');
+    expect(list.parameters.map((parameter) => parameter.name)).toContain('borrower');
+    expect(list.parameters.find((parameter) => parameter.name === 'order_by')?.schema.enum).toEqual(['created_at', '-created_at', 'principal', '-principal']);
+    expect(loanPaths['/api/loans/{uid}/']!.get.operationId).toBe('retrieveLoan');
+    const schemas = (withLoans.components as Record<string, Record<string, JsonObject>>).schemas!;
+    expect(schemas.Loan?.properties).toMatchObject({ principal: { type: 'number' }, status: { enum: ['open', 'repaid'] } });
+    expect((await new Validator().validate(withLoans)).valid).toBe(true);
+
+    const app = await buildApp({ store: unreachableStore(), resources: [...RESOURCES, loans] });
+    const served = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as JsonObject;
+    await app.close();
+    expect(Object.keys(served.paths as JsonObject)).toContain('/api/loans/{uid}/');
+  });
+});
+
+describe('src/client/generated.ts', () => {
+  it('is exactly what `npm run openapi` generates from the document', async () => {
+    const committed = await readFile(new URL('../../src/client/generated.ts', import.meta.url), 'utf8');
+    expect(committed, 'src/client/generated.ts is stale: run `npm run openapi` and commit the result').toBe(await renderClientTypes(document));
+  });
+});
