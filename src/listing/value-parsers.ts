@@ -7,8 +7,9 @@ const MAX_IDENTIFIER_LENGTH = 255;
 
 function timestampBound(bound: Bound): ValueParser {
   return {
+    // No `format: date-time`: a date alone and an offset with a space for `+` are accepted too.
     schema: Type.String({
-      format: 'date-time',
+      minLength: 10,
       description:
         bound === 'from'
           ? 'RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC)'

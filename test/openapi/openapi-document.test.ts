@@ -78,7 +78,9 @@ describe('openapi.json', () => {
       expect(orderBy.schema.enum).toEqual(resource.orderings.flatMap((field) => [field, `-${field}`]));
       expect(orderBy.schema.default).toBe(resource.defaultOrdering);
       const createdFrom = parameters.find((parameter) => parameter.name === 'created_from')!;
-      expect(createdFrom.schema.format).toBe('date-time');
+      // A date alone is accepted too, so the schema must not claim `format: date-time`.
+      expect(createdFrom.schema.format).toBeUndefined();
+      expect(createdFrom.schema.examples).toContain('2024-05-01');
     }
   });
 
