@@ -15,7 +15,9 @@ export class ImportError extends DomainError {
   readonly total: number;
 
   constructor(errors: readonly LineError[], total: number) {
-    super(`${total} invalid ${total === 1 ? 'line' : 'lines'}; nothing was imported`);
+    const listing = errors.map((error) => `\n  line ${error.line}: ${error.reason}`).join('');
+    const rest = total - errors.length;
+    super(`${total} invalid ${total === 1 ? 'line' : 'lines'}; nothing was imported${listing}${rest > 0 ? `\n  … and ${rest} more` : ''}`);
     this.name = 'ImportError';
     this.errors = errors;
     this.total = total;

@@ -64,9 +64,12 @@ function latestOf(kind: RecordTable): string {
 
 /**
  * One set-based upsert by uid. Updates only rows where something differs, so
- * importing the same file twice changes nothing (not even updated_at); an
- * omitted created_at keeps the stored one, an omitted updated_at becomes now
- * when something else changed.
+ * importing the same file twice changes nothing (not even updated_at). An
+ * omitted created_at keeps the stored one. updated_at never moves backwards:
+ * a line's updated_at counts only when it is later than the stored one (a
+ * drawdown may have touched the limit since the file was written), and a row
+ * that changes otherwise gets now, so a client syncing with `updated_from`
+ * always sees the change.
  *
  * Two statements rather than INSERT … ON CONFLICT DO UPDATE, because the
  * update must know whether a time was given, which `excluded` cannot tell.
@@ -87,12 +90,12 @@ async function mergeRecords(tx: Queryable, orgId: string, kind: RecordTable): Pr
        UPDATE ${kind.table} t
           SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
               created_at = coalesce(s.created_at, t.created_at),
-              updated_at = coalesce(s.updated_at, now())
+              updated_at = CASE WHEN s.updated_at > t.updated_at THEN s.updated_at ELSE greatest(now(), t.updated_at) END
          FROM ${source} s
         WHERE t.org_id = $1 AND t.uid = s.uid
           AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${columns.map((c) => `s.${c}`).join(', ')})
                OR t.created_at <> coalesce(s.created_at, t.created_at)
-               OR t.updated_at <> coalesce(s.updated_at, t.updated_at))
+               OR s.updated_at > t.updated_at)
        RETURNING 1)
      SELECT count(*)::text AS count FROM changed`,
     [orgId],

@@ -7,7 +7,10 @@ export const CAPACITY_RULES: DecimalRules = { ...AMOUNT_RULES, allowZero: true }
 // NUMERIC(10, 8): a daily rate below 100 with up to eight decimal places.
 export const RATE_RULES: DecimalRules = { maxIntegerDigits: 2, maxFractionDigits: 8, allowZero: true };
 
-/** A drawdown or repayment amount: positive, at most two decimal places. */
+/** A drawdown or repayment amount: positive, at most two decimal places; written with exactly two (`1200.50`). */
 export function parseAmount(text: string): DecimalParseResult {
-  return parseDecimal(text, AMOUNT_RULES);
+  const parsed = parseDecimal(text, AMOUNT_RULES);
+  if (!parsed.ok) return parsed;
+  const [integer, fraction = ''] = parsed.value.split('.');
+  return { ok: true, value: `${integer}.${fraction.padEnd(2, '0')}` };
 }
