@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { applyLedgerEntry, LedgerError } from '../../src/ledger/index.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
 import { dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
+
+const CONCURRENT_ENTRIES = 120;
 
 async function limitFromApi(store: Store, tenant: Tenant, query = '') {
   const app = await buildApp({ store });
@@ -20,7 +23,7 @@ async function tenantWithLimit(store: Store): Promise<Tenant> {
   return tenant;
 }
 
-describeEachStore('applyLedgerEntry', (store) => {
+describeEachStore('applyLedgerEntry', (store, kind) => {
   describe('real-time utilization', () => {
     it('shows a drawdown at once in GET /api/limits/: outstanding, balance, updated_at, and updated_from finds it', async () => {
       const tenant = await tenantWithLimit(store());
@@ -122,4 +125,76 @@ describeEachStore('applyLedgerEntry', (store) => {
       expect(replay.applied).toBe(false);
     });
   });
+
+  // Concurrency needs several connections: PostgreSQL only (PGlite has one).
+  if (kind === 'postgres') {
+    describe('under concurrency', () => {
+      it(`${CONCURRENT_ENTRIES} concurrent drawdowns and repayments on one limit: outstanding is the exact sum of the accepted ones, never above capacity`, async () => {
+        const tenant = await createTenant(store());
+        await importLines(store(), tenant.org.uid, [
+          { object: 'credit_limit', uid: 'cl_hot', entity: 'e', currency: 'USD', capacity: '10000.00', rate: '0' },
+        ]);
+        const [{ schema } = { schema: '' }] = await store().query<{ schema: string }>('SELECT current_schema() AS schema');
+        const pool = new PostgresStore(process.env.DATABASE_URL ?? '', { poolSize: 30, searchPath: schema, connectionTimeoutMs: 20_000 });
+        try {
+          // Mixed amounts (cents included) adding up to well over the capacity, so some must be refused.
+          const entries = Array.from({ length: CONCURRENT_ENTRIES }, (_, i) => ({
+            kind: i % 10 === 9 ? ('repayment' as const) : ('drawdown' as const),
+            id: `c_${i}`,
+            limit: 'cl_hot',
+            amount: `${(i % 7) * 40 + 55}.${String((i * 37) % 100).padStart(2, '0')}`,
+          }));
+          const outcomes = await Promise.all(
+            entries.map((entry) =>
+              applyLedgerEntry(pool, tenant.org.id, entry).then(
+                () => ({ entry, accepted: true }),
+                (error: unknown) => {
+                  if (!(error instanceof LedgerError)) throw error;
+                  return { entry, accepted: false };
+                },
+              ),
+            ),
+          );
+
+          const accepted = outcomes.filter((o) => o.accepted);
+          const refusedDrawdowns = outcomes.filter((o) => !o.accepted && o.entry.kind === 'drawdown');
+          expect(refusedDrawdowns.length).toBeGreaterThan(0);
+          const cents = (amount: string) => BigInt(amount.replace('.', ''));
+          const expected = accepted.reduce((sum, o) => sum + (o.entry.kind === 'drawdown' ? 1n : -1n) * cents(o.entry.amount), 0n);
+          const [row] = await store().query<{ outstanding: string; capacity: string; ledger: string; entries: string }>(
+            `SELECT l.outstanding::text AS outstanding, l.capacity::text AS capacity,
+                    (SELECT coalesce(sum(CASE WHEN kind = 'drawdown' THEN amount ELSE -amount END), 0) FROM ledger_entries e WHERE e.limit_id = l.id)::text AS ledger,
+                    (SELECT count(*) FROM ledger_entries e WHERE e.limit_id = l.id)::text AS entries
+               FROM credit_limits l WHERE l.org_id = $1 AND l.uid = 'cl_hot'`,
+            [tenant.org.id],
+          );
+          expect(cents(row?.outstanding ?? '')).toBe(expected);
+          expect(cents(row?.ledger ?? '')).toBe(expected);
+          expect(Number(row?.entries)).toBe(accepted.length);
+          expect(expected).toBeLessThanOrEqual(cents(row?.capacity ?? ''));
+          expect(expected).toBeGreaterThanOrEqual(0n);
+        } finally {
+          await pool.close();
+        }
+      });
+
+      it('records one entry when the same id is sent concurrently', async () => {
+        const tenant = await createTenant(store());
+        await importLines(store(), tenant.org.uid, [{ object: 'credit_limit', uid: 'cl_dup', entity: 'e', currency: 'USD', capacity: '100.00', rate: '0' }]);
+        const [{ schema } = { schema: '' }] = await store().query<{ schema: string }>('SELECT current_schema() AS schema');
+        const pool = new PostgresStore(process.env.DATABASE_URL ?? '', { poolSize: 10, searchPath: schema });
+        try {
+          const results = await Promise.all(
+            Array.from({ length: 10 }, () => applyLedgerEntry(pool, tenant.org.id, { kind: 'drawdown', id: 'same', limit: 'cl_dup', amount: '7.00' })),
+          );
+          expect(results.filter((r) => r.applied)).toHaveLength(1);
+          const [row] = await store().query<{ outstanding: string }>(`SELECT outstanding::text AS outstanding FROM credit_limits WHERE org_id = $1`, [tenant.org.id]);
+          expect(row?.outstanding).toBe('7.00');
+        } finally {
+          await pool.close();
+        }
+      });
+
+    });
+  }
 });
