@@ -2,9 +2,9 @@ import { DomainError, requireOrganization } from '../auth/organizations.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { applyLedgerLines, checkLedgerLines, type LedgerCounts } from './merge-ledger.js';
-import { checkCapacities, mergeCreditLimits, mergePaymentMethods, type MergeCounts } from './merge-records.js';
+import { checkCapacities, mergeCreditLimits, mergePaymentMethods, stageLatestRecords, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';
-import { CREATE_STAGING_TABLE, STAGING_COPY_TARGET, STAGING_TABLE, toCopyRow } from './staging.js';
+import { CREATE_STAGING_TABLE, STAGING_COPY_TARGET, toCopyRow } from './staging.js';
 import { validateLine } from './validate-line.js';
 
 export interface ImportProgress {
@@ -126,7 +126,7 @@ export async function importJsonl(
 }
 
 async function merge(tx: Transaction, orgId: string, lines: number, errors: LineErrorList, maxErrors: number): Promise<ImportSummary> {
-  await tx.query(`ANALYZE ${STAGING_TABLE}`);
+  await stageLatestRecords(tx);
   await checkCapacities(tx, orgId, errors, maxErrors);
   if (errors.total > 0) throw errors.toError();
   const paymentMethods = await mergePaymentMethods(tx, orgId);

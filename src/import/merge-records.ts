@@ -30,6 +30,20 @@ const CREDIT_LIMITS: RecordTable = {
 };
 
 /**
+ * Keeps the last line of each uid in its own temporary table (as if the
+ * lines were applied in order), for the checks and the merge to share.
+ */
+export async function stageLatestRecords(tx: Queryable): Promise<void> {
+  for (const kind of [PAYMENT_METHODS, CREDIT_LIMITS]) {
+    await tx.query(
+      `CREATE TEMP TABLE ${sourceOf(kind)} ON COMMIT DROP AS
+       SELECT DISTINCT ON (uid) line, uid, ${kind.columns.join(', ')}, created_at, updated_at
+         FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC`,
+    );
+  }
+}
+
+/**
  * Finds credit-limit lines whose capacity would fall below the limit's
  * outstanding amount (the table's CHECK would refuse them anyway; this names
  * the lines).
@@ -40,7 +54,7 @@ export async function checkCapacities(tx: Queryable, orgId: string, errors: Line
     errors,
     maxErrors,
     `SELECT s.line, s.uid, s.capacity::text AS capacity, t.outstanding::text AS outstanding
-       FROM ${latestOf(CREDIT_LIMITS)} s JOIN credit_limits t ON t.org_id = $1 AND t.uid = s.uid
+       FROM ${sourceOf(CREDIT_LIMITS)} s JOIN credit_limits t ON t.org_id = $1 AND t.uid = s.uid
       WHERE s.capacity < t.outstanding`,
     [orgId],
     (row) =>
@@ -56,10 +70,8 @@ export async function mergeCreditLimits(tx: Queryable, orgId: string): Promise<M
   return mergeRecords(tx, orgId, CREDIT_LIMITS);
 }
 
-/** The last line of each uid wins, as if the lines were applied in order. */
-function latestOf(kind: RecordTable): string {
-  return `(SELECT DISTINCT ON (uid) line, uid, ${kind.columns.join(', ')}, created_at, updated_at
-             FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC)`;
+function sourceOf(kind: RecordTable): string {
+  return `import_${kind.table}`;
 }
 
 /**
@@ -77,12 +89,10 @@ function latestOf(kind: RecordTable): string {
  * other writer creates these uids in between.
  */
 async function mergeRecords(tx: Queryable, orgId: string, kind: RecordTable): Promise<MergeCounts> {
-  const source = `import_${kind.table}`;
-  await tx.query(`CREATE TEMP TABLE ${source} ON COMMIT DROP AS SELECT * FROM ${latestOf(kind)} latest`);
+  const source = sourceOf(kind);
   const [total] = await tx.query<{ count: string }>(`SELECT count(*)::text AS count FROM ${source}`);
   const distinct = Number(total?.count ?? 0);
   if (distinct === 0) return { inserted: 0, updated: 0, unchanged: 0 };
-  await tx.query(`ANALYZE ${source}`);
 
   const columns = kind.columns;
   const [updated] = await tx.query<{ count: string }>(
