@@ -56,7 +56,8 @@ export function demoLines(): DemoLine[] {
           currency,
           account_number: String(100_000_000 + n * 7_654_321).padStart(12, '0'),
           created_at: created,
-          updated_at: timestamp(base + n * 37_913_000 + 86_400_000 * (n % 5), n * 104_729),
+          // Never before created_at (the import refuses that).
+          updated_at: n % 5 === 0 ? created : timestamp(base + n * 37_913_000 + 86_400_000 * (n % 5), n * 104_729),
         });
       }
       const limitUid = `cl_demo_${String(e).padStart(2, '0')}_${currency.toLowerCase()}`;

@@ -1,8 +1,11 @@
 import { Command, CommanderError } from 'commander';
 import { registerDemo } from './commands/demo.js';
+import { registerDraw } from './commands/draw.js';
+import { registerImport } from './commands/import.js';
 import { registerKey } from './commands/key.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrg } from './commands/org.js';
+import { registerRepay } from './commands/repay.js';
 import { registerServe } from './commands/serve.js';
 import { reportError } from './output.js';
 
@@ -15,6 +18,9 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerOrg(program);
   registerKey(program);
+  registerImport(program);
+  registerDraw(program);
+  registerRepay(program);
   registerDemo(program);
   return program;
 }

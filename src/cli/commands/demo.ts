@@ -1,12 +1,13 @@
+import { Readable } from 'node:stream';
 import type { Command } from 'commander';
 import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
+import { importJsonl } from '../../import/index.js';
 import { loadConfig } from '../../config.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
-import { loadDemoLines } from '../load-demo.js';
 import { print } from '../output.js';
 import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
 
@@ -22,7 +23,8 @@ interface DemoResult {
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
   const lines = demoLines();
-  await store.transaction((tx) => loadDemoLines(tx, org.id, lines));
+  // Through the import path, so the demo is exactly what an import produces.
+  await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
   const key = await createApiKey(store, org.uid);
   return {
     org: org.uid,

@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { requireOrganization } from '../../auth/organizations.js';
+import { applyLedgerEntry, LedgerError, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
+import { formatMicros, parseTimestamp } from '../../listing/timestamp.js';
+import { print, UsageError, type OutputOptions } from '../output.js';
+import { withStore } from '../with-store.js';
+
+interface LedgerFlags extends OutputOptions {
+  org: string;
+  limit: string;
+  amount: string;
+  id?: string;
+  at?: string;
+}
+
+/** `draw` and `repay`: one ledger entry against a credit limit. */
+export function registerLedgerCommand(program: Command, name: string, kind: LedgerKind, description: string): void {
+  program
+    .command(name)
+    .description(description)
+    .requiredOption('--org <org>', 'organization ID')
+    .requiredOption('--limit <uid>', 'credit limit uid')
+    .requiredOption('--amount <n>', 'positive amount, at most two decimal places')
+    .option('--id <id>', 'idempotency key: the same id with the same content is a no-op (default: generated)')
+    .option('--at <time>', 'time of the entry, an ISO 8601 timestamp (default: now); becomes the limit\'s updated_at')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: LedgerFlags) => {
+      const amount = parseAmount(flags.amount);
+      if (!amount.ok) throw new UsageError(`--amount ${amount.reason}, got '${flags.amount}'`);
+      let at: string | undefined;
+      if (flags.at !== undefined) {
+        const parsed = parseTimestamp(flags.at, 'from');
+        if (!parsed.ok) throw new UsageError(`--at ${parsed.reason}, got '${flags.at}'`);
+        at = formatMicros(parsed.micros);
+      }
+      if (flags.id !== undefined && (flags.id.length === 0 || flags.id.length > 255)) throw new UsageError('--id must be 1–255 characters');
+      try {
+        const result = await withStore(async (store) => {
+          const org = await requireOrganization(store, flags.org);
+          return applyLedgerEntry(store, org.id, { kind, id: flags.id ?? newLedgerId(kind), limit: flags.limit, amount: amount.value, at });
+        });
+        print(flags, toJson(result), resultText(result));
+      } catch (error) {
+        if (flags.json && error instanceof LedgerError) print(flags, { error: error.code, message: error.message }, '');
+        throw error;
+      }
+    });
+}
+
+function toJson(result: LedgerResult) {
+  return {
+    id: result.id,
+    object: result.kind,
+    limit: result.limit,
+    amount: Number(result.amount),
+    at: result.at,
+    applied: result.applied,
+    capacity: Number(result.capacity),
+    outstanding: Number(result.outstanding),
+    balance: Number(result.balance),
+    updated_at: result.updated_at,
+  };
+}
+
+function resultText(result: LedgerResult): string {
+  const head = result.applied
+    ? `recorded ${result.kind} ${result.id} of ${result.amount} on ${result.limit}`
+    : `${result.kind} ${result.id} (${result.amount} on ${result.limit} at ${result.at}) was already recorded; nothing changed`;
+  return `${head}\n  ${result.limit}: outstanding ${result.outstanding}, balance ${result.balance}, capacity ${result.capacity} (updated ${result.updated_at})`;
+}
