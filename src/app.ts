@@ -1,4 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Registry } from 'prom-client';
+import { AccessLogController } from './http/access-log.js';
+import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
+import { securityHeaders } from './http/security-headers.js';
+import { httpMetrics } from './metrics/http-metrics.js';
 import { healthRoutes } from './http/health-routes.js';
 import { ApiError } from './http/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
@@ -13,6 +18,12 @@ export interface AppOptions {
   publicUrl?: string | undefined;
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
+  /** A ready pino logger (wins over `logger`), e.g. one writing to a test buffer. */
+  loggerInstance?: FastifyBaseLogger;
+  /** Per-key and failed-authentication limits; none when absent. */
+  rateLimit?: RateLimitOptions;
+  /** Prometheus registry to record request and pool metrics in; none when absent. */
+  metrics?: Registry;
   resources?: readonly ResourceDefinition[];
 }
 
@@ -22,7 +33,8 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
+    logController: new AccessLogController(),
     trustProxy: options.trustProxy ?? false,
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -45,6 +57,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendProblem(request, reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
 
+  await app.register(securityHeaders);
+  if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
+  await app.register(rateLimits, options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 });
   await app.register(healthRoutes, { store: options.store });
   await app.register(resourceRoutes, {
     store: options.store,

@@ -5,6 +5,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long to wait for a free connection or a new one before failing. */
   connectionTimeoutMs?: number;
+  /** How long one query may run: cancelled on the server, abandoned by the client. */
+  queryTimeoutMs?: number;
   /** Extra `-c` settings, e.g. a search_path for an isolated test schema. */
   searchPath?: string;
 }
@@ -21,6 +23,10 @@ export class PostgresStore implements Store {
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 2000,
       idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      ...(options.queryTimeoutMs
+        ? { statement_timeout: options.queryTimeoutMs, query_timeout: options.queryTimeoutMs + 1000 }
+        : {}),
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
     });
     // An idle client losing its connection (database restart) must not crash
@@ -93,9 +99,10 @@ export function redactUrl(url: string): string {
   }
 }
 
-// SQLSTATE class 08 (connection exception) and 57P01–57P03 (the server is
-// shutting down or starting up).
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+// SQLSTATE class 08 (connection exception), 57P01–57P03 (the server is
+// shutting down or starting up) and 57014 (cancelled by statement_timeout:
+// the database did not answer in time, so the client should retry later).
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|57014)$/;
 
 /**
  * The server answering with an error is a query problem; anything else the
