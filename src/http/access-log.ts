@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { scrubSecrets } from '../logger.js';
 
 /**
  * One JSON line per request, written when the response is done: request id,
@@ -19,7 +20,8 @@ export class AccessLogController extends LogController {
       org: request.auth?.orgUid ?? null,
       method: request.method,
       route: request.routeOptions.url ?? null,
-      path: (request.raw.url ?? '').split('?')[0]?.slice(0, 200),
+      // A client may paste anything into a path, a key included.
+      path: scrubSecrets((request.raw.url ?? '').split('?')[0] ?? '').slice(0, 200),
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 1000) / 1000,
       ...(error ? { err: error } : {}),
