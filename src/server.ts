@@ -54,7 +54,11 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
     const metrics = new Registry();
     collectDefaultMetrics({ register: metrics });
     // In a cluster the primary serves /metrics, summed over every worker.
-    if (cluster.isWorker) AggregatorRegistry.setRegistries([metrics]);
+    if (cluster.isWorker) {
+      // Constructing one is what makes a worker answer the primary's metrics requests.
+      void new AggregatorRegistry();
+      AggregatorRegistry.setRegistries([metrics]);
+    }
     else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     const app = await buildApp({
       store: openedStore,
