@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { httpMetrics } from './metrics/http-metrics.js';
@@ -35,6 +36,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     logController: new AccessLogController(),
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     trustProxy: options.trustProxy ?? false,
     genReqId: requestIdFor,
     requestIdHeader: false,
