@@ -29,6 +29,8 @@ export interface Config {
   readonly databaseConnectTimeoutMs: number;
   /** PostgreSQL: how long one query may run before it is cancelled (503). */
   readonly databaseQueryTimeoutMs: number;
+  /** PostgreSQL: how long a request may wait for a free pooled connection under load (then 503). */
+  readonly databasePoolWaitMs: number;
 }
 
 export class ConfigError extends Error {
@@ -76,6 +78,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), 10_000, 0, 600_000),
     databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', read('DATABASE_CONNECT_TIMEOUT_MS'), 800, 1, 60_000),
     databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', read('DATABASE_QUERY_TIMEOUT_MS'), 15_000, 1, 3_600_000),
+    databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
   };
 }
 

@@ -34,6 +34,7 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
       lockWaitMs: config.pgliteLockTimeoutMs,
       connectionTimeoutMs: config.databaseConnectTimeoutMs,
       queryTimeoutMs: config.databaseQueryTimeoutMs,
+      poolWaitMs: config.databasePoolWaitMs,
     }));
   const logger = createLogger(config.logLevel);
   let redis: Redis | undefined;

@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 10_000,
       databaseConnectTimeoutMs: 800,
       databaseQueryTimeoutMs: 15_000,
+      databasePoolWaitMs: 5000,
     });
   });
 
@@ -39,6 +40,7 @@ describe('loadConfig', () => {
     ['SHUTDOWN_TIMEOUT_MS', '1.5'],
     ['DATABASE_CONNECT_TIMEOUT_MS', '0'],
     ['DATABASE_QUERY_TIMEOUT_MS', 'forever'],
+    ['DATABASE_POOL_WAIT_MS', ''.padEnd(3, 'x')],
     ['DATABASE_URL', 'mysql://x'],
     ['PUBLIC_URL', 'not a url'],
   ])('rejects %s=%s with a message naming the variable', (variable, value) => {

@@ -7,6 +7,8 @@ export interface PostgresStoreOptions {
   connectionTimeoutMs?: number;
   /** How long one query may run: cancelled on the server, abandoned by the client. */
   queryTimeoutMs?: number;
+  /** How long a query may wait for a free pooled connection when all are busy (load, not an outage). */
+  poolWaitMs?: number;
   /** Extra `-c` settings, e.g. a search_path for an isolated test schema. */
   searchPath?: string;
 }
@@ -18,10 +20,21 @@ export class PostgresStore implements Store {
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
+    const connectTimeoutMs = options.connectionTimeoutMs ?? 2000;
+    // node-postgres uses one timeout for opening a connection and for waiting
+    // for a busy pool. Opening must fail fast (the database is away: 503 at
+    // once), while waiting is just load, so each connection gets its own
+    // shorter timeout and the pool's is the wait.
+    class FastConnectClient extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+    }
     this.pool = new pg.Pool({
       connectionString: url,
+      Client: FastConnectClient,
       max: options.poolSize ?? 10,
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? 2000,
+      connectionTimeoutMillis: Math.max(options.poolWaitMs ?? 5000, connectTimeoutMs),
       idleTimeoutMillis: 30_000,
       keepAlive: true,
       ...(options.queryTimeoutMs

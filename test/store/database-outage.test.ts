@@ -72,6 +72,33 @@ describe.runIf(binDir)('when PostgreSQL goes away and comes back', () => {
   });
 });
 
+describe.runIf(binDir)('when every pooled connection is busy', () => {
+  it('makes requests wait for a free connection (load) rather than answer 503 (outage)', async () => {
+    const pg = await createTempPostgres(binDir ?? '');
+    const store = new PostgresStore(pg.url, { poolSize: 1, connectionTimeoutMs: 200, poolWaitMs: 10_000 });
+    const locker = new PostgresStore(pg.url, { poolSize: 1 });
+    try {
+      await migrate(store);
+      const tenant = await createTenant(store);
+      const app = await buildApp({ store });
+      const get = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }), 15_000);
+      const released = locker.transaction(async (tx) => {
+        await tx.query('LOCK TABLE payment_methods IN ACCESS EXCLUSIVE MODE');
+        // Hold the only pooled connection (blocked on the lock) for longer than the connect timeout.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      });
+      const responses = await Promise.all([get(), get(), get()]);
+      await released;
+      expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200]);
+      await app.close();
+    } finally {
+      await locker.close();
+      await store.close();
+      await pg.destroy();
+    }
+  });
+});
+
 describe('when the database accepts connections but never answers', () => {
   it('gives up after the connect timeout and answers 503 instead of hanging', async () => {
     const sockets = new Set<Socket>();
