@@ -51,7 +51,7 @@ for (const workers of workerCounts) {
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });
   const result = await autocannon({
-    url: `${base}/api/methods/?page=3&entity=ent_7`,
+    url: `${base}/api/methods/?page=2&entity=ent_7`,
     headers: { authorization },
     connections,
     duration: seconds,
