@@ -1,4 +1,10 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Registry } from 'prom-client';
+import { AccessLogController } from './http/access-log.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
+import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
+import { securityHeaders } from './http/security-headers.js';
+import { httpMetrics } from './metrics/http-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { healthRoutes } from './http/health-routes.js';
 import { ApiError } from './http/errors.js';
@@ -14,6 +20,12 @@ export interface AppOptions {
   publicUrl?: string | undefined;
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
+  /** A ready pino logger (wins over `logger`), e.g. one writing to a test buffer. */
+  loggerInstance?: FastifyBaseLogger;
+  /** Per-key and failed-authentication limits; none when absent. */
+  rateLimit?: RateLimitOptions;
+  /** Prometheus registry to record request and pool metrics in; none when absent. */
+  metrics?: Registry;
   resources?: readonly ResourceDefinition[];
 }
 
@@ -23,7 +35,10 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
+    logController: new AccessLogController(),
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     trustProxy: options.trustProxy ?? false,
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -46,6 +61,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendProblem(request, reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
 
+  await app.register(securityHeaders);
+  if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
+  await app.register(rateLimits, options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 });
   await app.register(healthRoutes, { store: options.store });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
   await app.register(resourceRoutes, {

@@ -16,6 +16,21 @@ export interface Config {
   readonly databasePoolSize: number;
   /** How long a process waits for another to release an embedded store. */
   readonly pgliteLockTimeoutMs: number;
+  /** Failed authentications per minute per client address before 429; 0 turns it off. */
+  readonly authFailuresPerMinute: number;
+  /** Port for the Prometheus `/metrics` listener; undefined = no metrics listener. */
+  readonly metricsPort: number | undefined;
+  readonly metricsHost: string;
+  /** HTTP worker processes (node:cluster); 1 = serve in this process. */
+  readonly workers: number;
+  /** How long shutdown waits for in-flight requests before closing them. */
+  readonly shutdownTimeoutMs: number;
+  /** PostgreSQL: how long to wait for a connection before answering 503. */
+  readonly databaseConnectTimeoutMs: number;
+  /** PostgreSQL: how long one query may run before it is cancelled (503). */
+  readonly databaseQueryTimeoutMs: number;
+  /** PostgreSQL: how long a request may wait for a free pooled connection under load (then 503). */
+  readonly databasePoolWaitMs: number;
 }
 
 export class ConfigError extends Error {
@@ -56,6 +71,14 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), 'info', LOG_LEVELS),
     databasePoolSize: integer('DATABASE_POOL_SIZE', read('DATABASE_POOL_SIZE'), 10, 1, 1000),
     pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
+    authFailuresPerMinute: integer('AUTH_FAILURES_PER_MINUTE', read('AUTH_FAILURES_PER_MINUTE'), 20, 0, 1_000_000),
+    metricsPort: optionalInteger('METRICS_PORT', read('METRICS_PORT'), 0, 65535),
+    metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
+    workers: integer('WORKERS', read('WORKERS'), 1, 1, 256),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), 10_000, 0, 600_000),
+    databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', read('DATABASE_CONNECT_TIMEOUT_MS'), 800, 1, 60_000),
+    databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', read('DATABASE_QUERY_TIMEOUT_MS'), 15_000, 1, 3_600_000),
+    databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
   };
 }
 
@@ -65,6 +88,10 @@ function integer(name: string, raw: string | undefined, fallback: number, min: n
     throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got '${raw}'`);
   }
   return Number(raw);
+}
+
+function optionalInteger(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+  return raw === undefined ? undefined : integer(name, raw, min, min, max);
 }
 
 function boolean(name: string, raw: string | undefined, fallback: boolean): boolean {

@@ -1,7 +1,12 @@
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { loggerOptions } from './logger.js';
+import { connectRedis } from './http/redis-client.js';
+import { createLogger } from './logger.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { migrate, pendingMigrations } from './store/migrate.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -10,6 +15,8 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   readonly store: Store;
   readonly url: string;
+  /** The Prometheus endpoint, when METRICS_PORT is set (and this is not a cluster worker). */
+  readonly metricsUrl: string | undefined;
   /** Stops accepting, lets in-flight requests finish, closes the store. */
   close(): Promise<void>;
 }
@@ -22,7 +29,16 @@ export interface RunningServer {
 export async function startServer(config: Config, store?: Store): Promise<RunningServer> {
   const openedStore =
     store ??
-    (await openStore(config.store, { poolSize: config.databasePoolSize, lockWaitMs: config.pgliteLockTimeoutMs }));
+    (await openStore(config.store, {
+      poolSize: config.databasePoolSize,
+      lockWaitMs: config.pgliteLockTimeoutMs,
+      connectionTimeoutMs: config.databaseConnectTimeoutMs,
+      queryTimeoutMs: config.databaseQueryTimeoutMs,
+      poolWaitMs: config.databasePoolWaitMs,
+    }));
+  const logger = createLogger(config.logLevel);
+  let redis: Redis | undefined;
+  let metricsServer: MetricsServer | undefined;
   try {
     if (openedStore.kind === 'pglite') await migrate(openedStore);
     else {
@@ -33,11 +49,29 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
         );
       }
     }
+    if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute > 0) {
+      redis = await connectRedis(config.redisUrl, logger);
+    }
+    const metrics = new Registry();
+    collectDefaultMetrics({ register: metrics });
+    // In a cluster the primary serves /metrics, summed over every worker.
+    if (cluster.isWorker) {
+      // Constructing one is what makes a worker answer the primary's metrics requests.
+      void new AggregatorRegistry();
+      AggregatorRegistry.setRegistries([metrics]);
+    }
+    else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     const app = await buildApp({
       store: openedStore,
       publicUrl: config.publicUrl,
       trustProxy: config.trustProxy,
-      logger: loggerOptions(config.logLevel),
+      loggerInstance: logger,
+      metrics,
+      rateLimit: {
+        perMinute: config.rateLimitPerMinute,
+        authFailuresPerMinute: config.authFailuresPerMinute,
+        redis,
+      },
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
@@ -45,17 +79,38 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
       app,
       store: openedStore,
       url: address,
+      metricsUrl: metricsServer?.url,
       close: () => {
         closing ??= (async () => {
-          await app.close();
+          await closeWithin(app, config.shutdownTimeoutMs);
+          await metricsServer?.close();
+          await redis?.quit().catch(() => redis?.disconnect());
           await openedStore.close();
         })();
         return closing;
       },
     };
   } catch (error) {
+    await metricsServer?.close();
+    redis?.disconnect();
     if (!store) await openedStore.close();
     throw error;
+  }
+}
+
+/**
+ * Stops accepting connections and waits for in-flight requests; after
+ * `timeoutMs` the remaining connections are cut so shutdown always ends.
+ */
+async function closeWithin(app: FastifyInstance, timeoutMs: number): Promise<void> {
+  const timer = setTimeout(() => {
+    app.log.warn(`shutdown: requests still running after ${timeoutMs} ms; closing their connections`);
+    app.server.closeAllConnections();
+  }, timeoutMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -7,6 +7,7 @@ import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { Store } from '../store/store.js';
 import { ApiError } from './errors.js';
 import { publicBaseUrl } from './public-url.js';
+import { authenticateWithLimits } from './rate-limits.js';
 
 export interface ResourceRoutesOptions {
   store: Store;
@@ -29,7 +30,7 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
   }
 
   await app.register(async (authenticated) => {
-    authenticated.addHook('onRequest', basicAuthHook(store));
+    authenticateWithLimits(authenticated, basicAuthHook(store));
     authenticated.addHook('onSend', async (_request, reply) => {
       reply.header('cache-control', 'no-store');
     });

@@ -50,8 +50,11 @@ export async function retrieveRecord(
   orgId: string,
   uid: string,
 ): Promise<ApiRecord> {
+  const notFound = () => new ApiError('not_found', `no ${resource.name} with uid '${uid.slice(0, 80)}'`);
+  // No stored uid contains NUL, and PostgreSQL would reject it as a parameter.
+  if (uid.includes('\u0000')) throw notFound();
   const sql = buildRetrieveSql(resource, orgId, uid);
   const [row] = await db.query<Record<string, string>>(sql.text, sql.values);
-  if (!row) throw new ApiError('not_found', `no ${resource.name} with uid '${uid.slice(0, 80)}'`);
+  if (!row) throw notFound();
   return serializeRecord(resource, row);
 }

@@ -8,6 +8,10 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long to wait for a free connection or a new one before failing. */
   connectionTimeoutMs?: number;
+  /** How long one query may run: cancelled on the server, abandoned by the client. */
+  queryTimeoutMs?: number;
+  /** How long a query may wait for a free pooled connection when all are busy (load, not an outage). */
+  poolWaitMs?: number;
   /** Extra `-c` settings, e.g. a search_path for an isolated test schema. */
   searchPath?: string;
 }
@@ -19,11 +23,26 @@ export class PostgresStore implements Store {
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
+    const connectTimeoutMs = options.connectionTimeoutMs ?? 2000;
+    // node-postgres uses one timeout for opening a connection and for waiting
+    // for a busy pool. Opening must fail fast (the database is away: 503 at
+    // once), while waiting is just load, so each connection gets its own
+    // shorter timeout and the pool's is the wait.
+    class FastConnectClient extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+    }
     this.pool = new pg.Pool({
       connectionString: url,
+      Client: FastConnectClient,
       max: options.poolSize ?? 10,
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? 2000,
+      connectionTimeoutMillis: Math.max(options.poolWaitMs ?? 5000, connectTimeoutMs),
       idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      ...(options.queryTimeoutMs
+        ? { statement_timeout: options.queryTimeoutMs, query_timeout: options.queryTimeoutMs + 1000 }
+        : {}),
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
     });
     // An idle client losing its connection (database restart) must not crash
@@ -105,9 +124,10 @@ export function redactUrl(url: string): string {
   }
 }
 
-// SQLSTATE class 08 (connection exception) and 57P01–57P03 (the server is
-// shutting down or starting up).
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+// SQLSTATE class 08 (connection exception), 57P01–57P03 (the server is
+// shutting down or starting up) and 57014 (cancelled by statement_timeout:
+// the database did not answer in time, so the client should retry later).
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|57014)$/;
 
 /**
  * The server answering with an error is a query problem; anything else the

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import cluster from 'node:cluster';
+import { runClusterPrimary } from '../../cluster.js';
 import { loadConfig } from '../../config.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { print, type OutputOptions } from '../output.js';
@@ -10,6 +12,7 @@ export interface ServeFlags extends OutputOptions {
   trustProxy?: boolean;
   rateLimit?: string;
   logLevel?: string;
+  workers?: string;
 }
 
 export function addServeFlags(command: Command): Command {
@@ -20,6 +23,7 @@ export function addServeFlags(command: Command): Command {
     .option('--trust-proxy', 'honour X-Forwarded-* headers (TRUST_PROXY)')
     .option('--rate-limit <n>', 'requests per minute per API key, 0 = off (RATE_LIMIT_PER_MINUTE)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
+    .option('--workers <n>', 'HTTP worker processes sharing the port; PostgreSQL only (WORKERS, default 1)')
     .option('--json', 'machine-readable start-up line');
 }
 
@@ -31,14 +35,30 @@ export function configFromFlags(flags: ServeFlags) {
     TRUST_PROXY: flags.trustProxy ? 'true' : undefined,
     RATE_LIMIT_PER_MINUTE: flags.rateLimit,
     LOG_LEVEL: flags.logLevel,
+    WORKERS: flags.workers,
   });
 }
 
 export function registerServe(program: Command): void {
   addServeFlags(program.command('serve').description('run the HTTP service')).action(async (flags: ServeFlags) => {
     const config = configFromFlags(flags);
+    const log = (message: string) => process.stderr.write(`lending-api: ${message}\n`);
+    if (config.workers > 1 && cluster.isPrimary) {
+      const primary = await runClusterPrimary(config, log);
+      print(
+        flags,
+        { url: primary.url, workers: config.workers, metrics: primary.metricsUrl ?? null },
+        `lending-api listening on ${primary.url} with ${config.workers} workers${primary.metricsUrl ? `; metrics on ${primary.metricsUrl}` : ''}`,
+      );
+      return;
+    }
     const server = await startServer(config);
-    print(flags, { url: server.url, database: server.store.description }, `lending-api listening on ${server.url} (${server.store.description})`);
-    closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
+    closeOnSignals(server, log);
+    if (cluster.isWorker) return;
+    print(
+      flags,
+      { url: server.url, database: server.store.description, metrics: server.metricsUrl ?? null },
+      `lending-api listening on ${server.url} (${server.store.description})${server.metricsUrl ? `; metrics on ${server.metricsUrl}` : ''}`,
+    );
   });
 }

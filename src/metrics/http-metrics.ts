@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Store } from '../store/store.js';
+
+export interface HttpMetricsOptions {
+  registry: Registry;
+  store: Store;
+}
+
+/** What a PostgreSQL store exposes about its pool (node-postgres `Pool`). */
+interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * Request counts and latency by route pattern and status, plus database pool
+ * usage. Labels use the route pattern (`/api/methods/:uid/`), never the raw
+ * path, so hostile URLs cannot blow up the number of series.
+ */
+export const httpMetrics = fp(
+  async (app: FastifyInstance, { registry, store }: HttpMetricsOptions) => {
+    const labelNames = ['method', 'route', 'status'] as const;
+    const requests = new Counter({
+      name: 'lending_api_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code',
+      labelNames,
+      registers: [registry],
+    });
+    const duration = new Histogram({
+      name: 'lending_api_http_request_duration_seconds',
+      help: 'Time from receiving a request to finishing its response, by method, route pattern and status code',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+
+    app.addHook('onResponse', async (request, reply) => {
+      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+      requests.inc(labels);
+      duration.observe(labels, reply.elapsedTime / 1000);
+    });
+
+    const pool = poolOf(store);
+    if (pool) {
+      new Gauge({
+        name: 'lending_api_db_pool_connections',
+        help: 'PostgreSQL pool connections: total open, idle, and requests waiting for one',
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          this.set({ state: 'total' }, pool.totalCount);
+          this.set({ state: 'idle' }, pool.idleCount);
+          this.set({ state: 'waiting' }, pool.waitingCount);
+        },
+      });
+    }
+  },
+  { name: 'lending-api-http-metrics' },
+);
+
+function poolOf(store: Store): PoolStats | undefined {
+  const pool = (store as { pool?: Partial<PoolStats> }).pool;
+  return pool && typeof pool.totalCount === 'number' ? (pool as PoolStats) : undefined;
+}

@@ -1,0 +1,74 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
+
+/** Where initdb and pg_ctl live, or undefined (CI must have them: it fails instead). */
+export function postgresBinDir(): string | undefined {
+  const found = BIN_DIRS.find((dir) => existsSync(path.join(dir, 'pg_ctl')));
+  if (!found && process.env.CI) throw new Error(`CI needs the PostgreSQL server binaries (initdb, pg_ctl) in one of ${BIN_DIRS.join(', ')}`);
+  return found;
+}
+
+/** A PostgreSQL server of a test's own, on a temporary directory and a free port. */
+export interface TempPostgres {
+  readonly url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops the server and deletes its directory. */
+  destroy(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function createTempPostgres(binDir: string): Promise<TempPostgres> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'lending-api-pg-'));
+  const dataDir = path.join(dir, 'data');
+  // initdb refuses to run as root: run the server binaries as the postgres user.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: gid } = await run('id', ['-g', 'postgres']);
+    await chown(dir, Number(stdout.trim()), Number(gid.trim()));
+  }
+  const pg = (tool: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(binDir, tool), ...args]) : run(path.join(binDir, tool), args);
+
+  await pg('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  const port = await freePort();
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c max_connections=50`;
+  const start = async () => {
+    await pg('pg_ctl', ['-D', dataDir, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '30', 'start']);
+  };
+  const stop = async () => {
+    await pg('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', '30', 'stop']);
+  };
+  await start();
+  let destroyed = false;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    destroy: async () => {
+      if (destroyed) return;
+      destroyed = true;
+      await pg('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { createLogger, scrubSecrets } from '../src/logger.js';
+import { describeEachStore } from './helpers/stores.js';
+import { basicAuthorization, createTenant } from './helpers/tenants.js';
+
+/** A pino destination that keeps every line written to it. */
+function logBuffer() {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return {
+    stream,
+    text: () => chunks.join(''),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+describeEachStore('structured logs', (store) => {
+  it('writes one JSON access line per request with request id, organization, route, status and duration', async () => {
+    const log = logBuffer();
+    const app = await buildApp({ store: store(), loggerInstance: createLogger('info', log.stream) });
+    const tenant = await createTenant(store());
+    await app.inject({ url: '/api/methods/?currency=usd', headers: { authorization: tenant.authorization, 'x-request-id': 'req-log-1' } });
+    await app.inject({ url: '/api/limits/cl_missing/', headers: { authorization: tenant.authorization, 'x-request-id': 'req-log-2' } });
+    await app.close();
+
+    const access = log.lines().filter((line) => line.msg === 'request');
+    expect(access).toHaveLength(2);
+    expect(access[0]).toMatchObject({
+      request_id: 'req-log-1',
+      org: tenant.org.uid,
+      method: 'GET',
+      route: '/api/methods/',
+      path: '/api/methods/',
+      status: 200,
+    });
+    expect(typeof access[0]?.duration_ms).toBe('number');
+    expect(access[1]).toMatchObject({ request_id: 'req-log-2', route: '/api/limits/:uid/', status: 404 });
+  });
+
+  it('never logs the Authorization header, the API key or an account number, whatever the request carries', async () => {
+    const log = logBuffer();
+    const logger = createLogger('trace', log.stream);
+    const app = await buildApp({ store: store(), loggerInstance: logger });
+    const tenant = await createTenant(store());
+    const wrongKey = `${tenant.apiKey.slice(0, -4)}AAAA`;
+    const accountNumber = '000123456789';
+
+    await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } });
+    await app.inject({ url: '/api/methods/', headers: { authorization: basicAuthorization(tenant.org.uid, wrongKey) } });
+    await app.inject({ url: `/api/methods/?key=${tenant.apiKey}&account_number=${accountNumber}`, headers: { authorization: tenant.authorization } });
+    await app.inject({ url: `/api/${tenant.apiKey}/`, headers: { authorization: tenant.authorization } });
+    await app.inject({ method: 'POST', url: '/api/methods/', headers: { authorization: tenant.authorization }, payload: { account_number: accountNumber } });
+    // Whatever code logs credentials by mistake, in an object or a message, is redacted too.
+    logger.info({ authorization: tenant.authorization, req: { headers: { authorization: tenant.authorization } } }, 'debugging');
+    logger.warn({ apiKey: tenant.apiKey, record: { account_number: accountNumber } }, `key was ${tenant.apiKey}`);
+    logger.error(`header was ${tenant.authorization}`);
+    await app.close();
+
+    const text = log.text();
+    expect(text).toContain('"msg":"request"');
+    const base64Credentials = tenant.authorization.slice('Basic '.length);
+    for (const secret of [tenant.authorization, base64Credentials, tenant.apiKey, wrongKey, tenant.apiKey.slice('lak_0123456789abcdef_'.length), accountNumber]) {
+      expect(secret.length).toBeGreaterThan(8);
+      expect(text).not.toContain(secret);
+    }
+    expect(text).toContain('[redacted]');
+  });
+});
+
+describe('scrubSecrets', () => {
+  it('replaces API keys and Basic or Bearer credentials inside text', () => {
+    const key = 'lak_0123456789abcdef_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq';
+    expect(scrubSecrets(`a ${key} b`)).toBe('a [redacted] b');
+    expect(scrubSecrets('Authorization: Basic b3JnOmtleQ==')).toBe('Authorization: Basic [redacted]');
+    expect(scrubSecrets('nothing secret here')).toBe('nothing secret here');
+  });
+});

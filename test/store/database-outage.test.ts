@@ -1,0 +1,123 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { migrate } from '../../src/store/migrate.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { createTempPostgres, postgresBinDir, type TempPostgres } from '../helpers/temp-postgres.js';
+import { createTenant, type Tenant } from '../helpers/tenants.js';
+
+const binDir = postgresBinDir();
+
+/** Fails the test instead of hanging when a request never answers. */
+async function answered(request: Promise<LightMyRequestResponse>, withinMs = 5000): Promise<LightMyRequestResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${withinMs} ms: the request hung`)), withinMs);
+  });
+  try {
+    return await Promise.race([request, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// A PostgreSQL of this test's own, stopped and started under the app: never the shared one.
+describe.runIf(binDir)('when PostgreSQL goes away and comes back', () => {
+  let pg: TempPostgres;
+  let store: PostgresStore;
+  let app: FastifyInstance;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    pg = await createTempPostgres(binDir ?? '');
+    store = new PostgresStore(pg.url, { poolSize: 4, connectionTimeoutMs: 800, queryTimeoutMs: 5000 });
+    await migrate(store);
+    tenant = await createTenant(store);
+    await insertPaymentMethods(store, tenant.org.id, [paymentMethod()]);
+    app = await buildApp({ store });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await store?.close();
+    await pg?.destroy();
+  });
+
+  const list = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }));
+
+  it('answers 503 problem+json with Retry-After without hanging, says not ready, and recovers with no restart', async () => {
+    expect((await list()).statusCode).toBe(200);
+
+    await pg.stop();
+    for (const response of [await list(), await list()]) {
+      expect(response.statusCode).toBe(503);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.headers['retry-after']).toBe('1');
+      expect(response.json()).toMatchObject({ status: 503, code: 'service_unavailable' });
+      expect(response.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/);
+    }
+    const single = await answered(app.inject({ url: '/api/methods/pm_x/', headers: { authorization: tenant.authorization } }));
+    expect(single.statusCode).toBe(503);
+    const ready = await answered(app.inject({ url: '/readyz' }));
+    expect(ready.statusCode).toBe(503);
+    expect(ready.headers['retry-after']).toBe('1');
+    expect((await answered(app.inject({ url: '/healthz' }))).statusCode).toBe(200);
+
+    await pg.start();
+    expect((await answered(app.inject({ url: '/readyz' }))).statusCode).toBe(200);
+    const recovered = await list();
+    expect(recovered.statusCode).toBe(200);
+    expect(recovered.json()).toMatchObject({ count: 1 });
+  });
+});
+
+describe.runIf(binDir)('when every pooled connection is busy', () => {
+  it('makes requests wait for a free connection (load) rather than answer 503 (outage)', async () => {
+    const pg = await createTempPostgres(binDir ?? '');
+    const store = new PostgresStore(pg.url, { poolSize: 1, connectionTimeoutMs: 200, poolWaitMs: 10_000 });
+    const locker = new PostgresStore(pg.url, { poolSize: 1 });
+    try {
+      await migrate(store);
+      const tenant = await createTenant(store);
+      const app = await buildApp({ store });
+      const get = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }), 15_000);
+      const released = locker.transaction(async (tx) => {
+        await tx.query('LOCK TABLE payment_methods IN ACCESS EXCLUSIVE MODE');
+        // Hold the only pooled connection (blocked on the lock) for longer than the connect timeout.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      });
+      const responses = await Promise.all([get(), get(), get()]);
+      await released;
+      expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200]);
+      await app.close();
+    } finally {
+      await locker.close();
+      await store.close();
+      await pg.destroy();
+    }
+  });
+});
+
+describe('when the database accepts connections but never answers', () => {
+  it('gives up after the connect timeout and answers 503 instead of hanging', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const store = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/db`, { poolSize: 2, connectionTimeoutMs: 300 });
+    const app = await buildApp({ store });
+    try {
+      const response = await answered(app.inject({ url: '/readyz' }));
+      expect(response.statusCode).toBe(503);
+      const api = await answered(app.inject({ url: '/api/limits/', headers: { authorization: 'Basic b3JnOmxha18wMDAwMDAwMDAwMDAwMDAwX0FBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=' } }));
+      expect(api.statusCode).toBe(503);
+      expect(api.json()).toMatchObject({ code: 'service_unavailable' });
+    } finally {
+      await app.close();
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  });
+});
