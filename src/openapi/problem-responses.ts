@@ -17,7 +17,12 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
   method_not_allowed: {
     Allow: { description: 'The methods the path accepts.', required: true, schema: { type: 'string', examples: ['GET, HEAD'] } },
   },
-  rate_limited: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  rate_limited: {
+    'Retry-After': { $ref: '#/components/headers/Retry-After' },
+    'X-RateLimit-Limit': { description: 'Requests allowed in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
+    'X-RateLimit-Remaining': { description: 'Requests left in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
+    'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: { type: 'integer', minimum: 0 } },
+  },
   service_unavailable: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
 };
 

@@ -152,6 +152,40 @@ describeEachStore('responses match the OpenAPI document', (store) => {
   });
 });
 
+describeEachStore('429 responses match the OpenAPI document', (store) => {
+  let app: FastifyInstance;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    app = await buildApp({ store: store(), rateLimit: { perMinute: 2, authFailuresPerMinute: 2 } });
+    tenant = await createTenant(store());
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('answers 429 rate_limited with Retry-After and X-RateLimit-* once a key is over its budget', async () => {
+    for (const path of collectionPaths) {
+      const key = await createTenant(store());
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const response = await app.inject({ method: 'GET', url: path, headers: { authorization: key.authorization } });
+        statuses.push(response.statusCode);
+        if (response.statusCode === 429) expectConforms('GET', path, response);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+    }
+  });
+
+  it('answers 429 to an address after repeated failed logins, as documented', async () => {
+    const wrong = basicAuthorization(tenant.org.uid, 'lak_0123456789abcdef_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx');
+    const path = collectionPaths[0]!;
+    let last: LightMyRequestResponse | undefined;
+    for (let i = 0; i < 3; i += 1) last = await app.inject({ method: 'GET', url: path, headers: { authorization: wrong }, remoteAddress: '203.0.113.9' });
+    expect(last?.statusCode).toBe(429);
+    expectConforms('GET', path, last!);
+  });
+});
+
 describe('responses while the database is unreachable match the OpenAPI document', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
