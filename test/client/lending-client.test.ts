@@ -191,16 +191,7 @@ describeEachStore('LendingClient', (store) => {
     it('retries a 503 after its Retry-After and succeeds once the database is back', async () => {
       let calls = 0;
       const fetch = injectFetch(() => (++calls <= 2 ? downApp : app));
-      const sleeps: number[] = [];
-      const client = new LendingClient({
-        baseUrl: BASE_URL,
-        organizationId: tenant.org.uid,
-        apiKey: tenant.apiKey,
-        fetch,
-        sleep: async (ms) => {
-          sleeps.push(ms);
-        },
-      });
+      const { client, sleeps } = clientFor({ fetch });
       const method = await client.paymentMethods.retrieve('pm_sdk_01');
       expect(method.uid).toBe('pm_sdk_01');
       expect(sleeps).toEqual([1000, 1000]);
@@ -280,5 +271,37 @@ describeEachStore('LendingClient', (store) => {
       expect(fetch.requests).toHaveLength(3);
       expect(sleeps).toEqual([1000, 1000]);
     });
+  });
+});
+
+describeEachStore('LendingClient against the real rate limiter', (store) => {
+  let app: FastifyInstance;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    app = await buildApp({ store: store(), rateLimit: { perMinute: 1, authFailuresPerMinute: 0 } });
+    tenant = await createTenant(store());
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('surfaces a real 429 with its Retry-After instead of waiting most of a minute', async () => {
+    const sleeps: number[] = [];
+    const client = new LendingClient({
+      baseUrl: BASE_URL,
+      organizationId: tenant.org.uid,
+      apiKey: tenant.apiKey,
+      fetch: injectFetch(app),
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    expect((await client.paymentMethods.list()).count).toBe(0);
+    const error = (await client.creditLimits.list().catch((caught: unknown) => caught)) as LendingApiError;
+    expect(error).toBeInstanceOf(LendingApiError);
+    expect(error).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(error.retryAfterSeconds).toBeGreaterThan(30);
+    expect(error.retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(sleeps).toEqual([]);
   });
 });
