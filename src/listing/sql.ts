@@ -25,18 +25,41 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
   const orderBy = `${orderColumn} ${direction}, id ${direction}`;
   const offset = (query.page - 1) * PAGE_SIZE;
 
-  const count: SqlQuery = { text: `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`, values };
+  const count = buildCountSql(resource, orgId, query, where, values);
   // Deferred join: find the page's ids from the index alone, then read only
-  // those ten rows, so a deep page does not fetch every row it skips.
+  // those ten rows, so a deep page does not fetch every row it skips. The
+  // offset is a parameter so the set of statement texts stays small enough
+  // to prepare once per connection.
   const page: SqlQuery = {
     text:
       `SELECT ${selectList(resource, 't')} FROM ${resource.table} t ` +
       `JOIN (SELECT id FROM ${resource.table} WHERE ${where} ORDER BY ${orderBy} ` +
-      `LIMIT ${PAGE_SIZE} OFFSET ${offset}) page USING (id) ` +
+      `LIMIT ${PAGE_SIZE} OFFSET $${values.length + 1}) page USING (id) ` +
       `ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
-    values,
+    values: [...values, offset],
   };
   return { count, page };
+}
+
+/**
+ * The exact count. With no filter it is the organization's whole table,
+ * whose count triggers keep in `row_counts` (one primary-key lookup, however
+ * many rows); with filters it counts the matching index entries.
+ */
+function buildCountSql(
+  resource: ResourceDefinition,
+  orgId: string,
+  query: ListQuery,
+  where: string,
+  values: unknown[],
+): SqlQuery {
+  if (query.filters.length === 0 && resource.countedRows) {
+    return {
+      text: 'SELECT coalesce((SELECT row_count FROM row_counts WHERE table_name = $1 AND org_id = $2), 0)::text AS count',
+      values: [resource.table, orgId],
+    };
+  }
+  return { text: `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`, values };
 }
 
 export function buildRetrieveSql(resource: ResourceDefinition, orgId: string, uid: string): SqlQuery {
