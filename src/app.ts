@@ -1,3 +1,4 @@
+import { createAuthCache } from './auth/auth-cache.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { healthRoutes } from './http/health-routes.js';
 import { ApiError } from './http/errors.js';
@@ -14,6 +15,11 @@ export interface AppOptions {
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
   resources?: readonly ResourceDefinition[];
+  /**
+   * Reuse a successful credential check for this long (the revocation bound);
+   * 0 or absent checks every request against the store. `now` is for tests.
+   */
+  authCache?: { ttlMs: number; now?: () => number };
 }
 
 /**
@@ -50,6 +56,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     resources: options.resources ?? RESOURCES,
     publicUrl: options.publicUrl,
+    authCache: options.authCache && createAuthCache(options.authCache),
   });
   return app;
 }

@@ -16,6 +16,8 @@ export interface Config {
   readonly databasePoolSize: number;
   /** How long a process waits for another to release an embedded store. */
   readonly pgliteLockTimeoutMs: number;
+  /** How long a successful API-key check is reused: a revoked key stops working within this bound. */
+  readonly authCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -56,6 +58,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), 'info', LOG_LEVELS),
     databasePoolSize: integer('DATABASE_POOL_SIZE', read('DATABASE_POOL_SIZE'), 10, 1, 1000),
     pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
+    authCacheTtlMs: integer('AUTH_CACHE_TTL_MS', read('AUTH_CACHE_TTL_MS'), 5000, 0, 60_000),
   };
 }
 

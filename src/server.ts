@@ -38,6 +38,7 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
       publicUrl: config.publicUrl,
       trustProxy: config.trustProxy,
       logger: loggerOptions(config.logLevel),
+      authCache: { ttlMs: config.authCacheTtlMs },
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
