@@ -2,7 +2,7 @@
 -- unfiltered list (page 1 of an organization holding millions) is one
 -- primary-key lookup instead of count(*) over millions of index entries.
 --
--- row_counts holds one row per (table, organization). Statement-level
+-- row_counts holds one row per (organization, table). Statement-level
 -- triggers with transition tables keep it exact for every write path: a
 -- single INSERT, a multi-row INSERT … SELECT, COPY, INSERT … ON CONFLICT DO
 -- UPDATE (only the rows actually inserted are in the INSERT transition table,
@@ -22,7 +22,7 @@ CREATE TABLE row_counts (
   table_name text COLLATE "C" NOT NULL,
   org_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   row_count bigint NOT NULL CHECK (row_count >= 0),
-  PRIMARY KEY (table_name, org_id)
+  PRIMARY KEY (org_id, table_name)
 );
 
 CREATE FUNCTION row_counts_add_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -31,7 +31,7 @@ BEGIN
   -- statements cannot deadlock on them.
   INSERT INTO row_counts AS c (table_name, org_id, row_count)
   SELECT TG_TABLE_NAME, org_id, count(*) FROM inserted_rows GROUP BY org_id ORDER BY org_id
-  ON CONFLICT (table_name, org_id) DO UPDATE SET row_count = c.row_count + excluded.row_count;
+  ON CONFLICT (org_id, table_name) DO UPDATE SET row_count = c.row_count + excluded.row_count;
   RETURN NULL;
 END
 $$;

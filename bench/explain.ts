@@ -1,0 +1,119 @@
+/**
+ * `npm run explain`: EXPLAIN (ANALYZE, BUFFERS) of every documented query
+ * shape — each filter alone, each order_by of both resources, each with and
+ * without `entity`, page and count queries — against the benchmark dataset
+ * (load it first with `npm run bench`). Exits non-zero if any plan contains a
+ * sequential scan. Prints markdown (recorded in docs/query-plans.md).
+ *
+ *   npm run explain -- [--scale 1] [--seed 42] [--page 50000]
+ */
+import { parseArgs } from 'node:util';
+import { requireOrganization } from '../src/auth/organizations.js';
+import { parseListQuery } from '../src/listing/query-parser.js';
+import type { ResourceDefinition } from '../src/listing/resource-definition.js';
+import { buildListSql, type SqlQuery } from '../src/listing/sql.js';
+import { RESOURCES } from '../src/resources/index.js';
+import { PostgresStore } from '../src/store/postgres-store.js';
+import { creditLimitAt, formatMicros, organizations, paymentMethodAt, REFERENCE_TIME_MS, type DatasetSpec } from './dataset.js';
+import { benchDatabaseUrl } from './database.js';
+
+const { values: args } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '1' },
+    seed: { type: 'string', default: '42' },
+    page: { type: 'string', default: '50000' },
+  },
+});
+const spec: DatasetSpec = { seed: Number(args.seed), scale: Number(args.scale) };
+
+interface Shape {
+  readonly resource: ResourceDefinition;
+  readonly query: string;
+}
+
+/** Every query shape the API documents, with values that exist in the dataset. */
+function shapes(): Shape[] {
+  const [largest] = organizations(spec);
+  if (!largest) throw new Error('no organizations');
+  const dayAgo = formatMicros((REFERENCE_TIME_MS - 86_400_000) * 1000);
+  const monthAgo = formatMicros((REFERENCE_TIME_MS - 30 * 86_400_000) * 1000);
+  const sampleValue: Record<string, (resource: ResourceDefinition) => string> = {
+    created_from: () => dayAgo,
+    created_to: () => monthAgo,
+    updated_from: () => dayAgo,
+    updated_to: () => monthAgo,
+    entity: (resource) =>
+      resource.path === 'methods' ? paymentMethodAt(spec, largest, 7).entity : creditLimitAt(spec, largest, 7).entity,
+    currency: () => 'USD',
+  };
+  const value = (resource: ResourceDefinition, param: string) => {
+    const make = sampleValue[param];
+    if (!make) throw new Error(`no sample value for ${param}: add one`);
+    return encodeURIComponent(make(resource));
+  };
+  const result: Shape[] = [];
+  for (const resource of RESOURCES) {
+    const entity = `entity=${value(resource, 'entity')}`;
+    result.push({ resource, query: '' }, { resource, query: `page=${args.page}` });
+    for (const filter of resource.filters) {
+      const alone = `${filter.param}=${value(resource, filter.param)}`;
+      result.push({ resource, query: alone });
+      if (filter.param !== 'entity') result.push({ resource, query: `${entity}&${alone}` });
+    }
+    for (const field of resource.orderings) {
+      for (const orderBy of [field, `-${field}`]) {
+        result.push({ resource, query: `order_by=${orderBy}` }, { resource, query: `${entity}&order_by=${orderBy}` });
+      }
+    }
+  }
+  return result;
+}
+
+async function main(): Promise<void> {
+  const store = new PostgresStore(await benchDatabaseUrl(), { poolSize: 1 });
+  const sequentialScans: string[] = [];
+  const out: string[] = [];
+  try {
+    const [largest] = organizations(spec);
+    const org = await requireOrganization(store, largest?.uid ?? '');
+    const [sizes] = await store.query<{ methods: string; limits: string }>(
+      `SELECT (SELECT row_count FROM row_counts WHERE org_id = $1 AND table_name = 'payment_methods')::text AS methods,
+              (SELECT row_count FROM row_counts WHERE org_id = $1 AND table_name = 'credit_limits')::text AS limits`,
+      [org.id],
+    );
+    out.push(
+      `Dataset: seed ${spec.seed}, scale ${spec.scale}; organization ${org.uid} (id ${org.id}) holds ${sizes?.methods} payment methods and ${sizes?.limits} credit limits.`,
+      '',
+    );
+    for (const shape of shapes()) {
+      const query = parseListQuery(shape.resource, shape.query);
+      const sql = buildListSql(shape.resource, org.id, query);
+      const title = `GET /api/${shape.resource.path}/${shape.query ? `?${decodeURIComponent(shape.query)}` : ''}`;
+      out.push(`### ${title}`, '');
+      for (const [kind, statement] of [['count', sql.count], ['page', sql.page]] as const) {
+        const plan = await explain(store, statement);
+        if (/Seq Scan/.test(plan)) sequentialScans.push(`${title} (${kind})`);
+        out.push(`${kind}:`, '', '```sql', statement.text, '```', '', '```', plan, '```', '');
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  out.push(
+    sequentialScans.length === 0
+      ? 'No plan contains a sequential scan.'
+      : `Sequential scans in ${sequentialScans.length} plan(s):\n${sequentialScans.map((s) => `- ${s}`).join('\n')}`,
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+  if (sequentialScans.length > 0) process.exitCode = 1;
+}
+
+async function explain(store: PostgresStore, statement: SqlQuery): Promise<string> {
+  const rows = await store.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
+  return rows.map((row) => row['QUERY PLAN']).join('\n');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`explain: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
