@@ -1,6 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { DirectoryLock } from './directory-lock.js';
-import type { Queryable, Store } from './store.js';
+import type { Store, Transaction } from './store.js';
+
+// PGlite's COPY reads a whole Blob at once: rows are sent in blobs of about
+// this size, so memory stays bounded however long the input is.
+const COPY_BLOB_CHARS = 4 * 1024 * 1024;
 
 export class PgliteStore implements Store {
   readonly kind = 'pglite' as const;
@@ -26,13 +30,32 @@ export class PgliteStore implements Store {
     return result.rows;
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.db.transaction(async (transaction) =>
       fn({
         query: async <Row>(sql: string, params: readonly unknown[] = []) =>
           (await transaction.query<Row>(sql, params as unknown[])).rows,
         exec: async (sql: string) => {
           await transaction.exec(sql);
+        },
+        copyFrom: async (target: string, chunks: AsyncIterable<string>) => {
+          let rows = 0;
+          let pending: string[] = [];
+          let size = 0;
+          const flush = async () => {
+            if (size === 0) return;
+            const result = await transaction.query(`COPY ${target} FROM '/dev/blob'`, [], { blob: new Blob(pending) });
+            rows += result.affectedRows ?? 0;
+            pending = [];
+            size = 0;
+          };
+          for await (const chunk of chunks) {
+            pending.push(chunk);
+            size += chunk.length;
+            if (size >= COPY_BLOB_CHARS) await flush();
+          }
+          await flush();
+          return rows;
         },
       }),
     );

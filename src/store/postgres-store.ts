@@ -1,5 +1,8 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { StoreUnavailableError, type Queryable, type Store } from './store.js';
+import { from as copyFromStdin } from 'pg-copy-streams';
+import { StoreUnavailableError, type Store, type Transaction } from './store.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -37,7 +40,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect().catch((error: unknown) => {
       throw classifyError(error);
     });
@@ -51,10 +54,19 @@ export class PostgresStore implements Store {
     };
     try {
       await run('BEGIN');
-      const tx: Queryable = {
+      const tx: Transaction = {
         query: async <Row>(sql: string, params: readonly unknown[] = []) => (await run(sql, params)).rows as Row[],
         exec: async (sql: string) => {
           await run(sql);
+        },
+        copyFrom: async (target: string, chunks: AsyncIterable<string>) => {
+          const copy = client.query(copyFromStdin(`COPY ${target} FROM STDIN`));
+          try {
+            await pipeline(Readable.from(chunks), copy);
+          } catch (error) {
+            throw classifyError(error);
+          }
+          return copy.rowCount;
         },
       };
       const result = await fn(tx);

@@ -22,6 +22,25 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/**
+ * A transaction: a Queryable that can also bulk-load rows with COPY.
+ *
+ * @example
+ * await store.transaction(async (tx) => {
+ *   await tx.query('CREATE TEMP TABLE stage (line bigint, uid text) ON COMMIT DROP');
+ *   await tx.copyFrom('stage (line, uid)', (async function* () { yield '1\tpm_1\n2\tpm_2\n'; })());
+ * });
+ */
+export interface Transaction extends Queryable {
+  /**
+   * Runs `COPY <target> FROM …` in PostgreSQL's text format, fed from
+   * `chunks`: each chunk holds whole rows, each ending in a newline. The
+   * chunks are consumed as they come, so memory stays bounded however many
+   * rows there are. Resolves to the number of rows copied.
+   */
+  copyFrom(target: string, chunks: AsyncIterable<string>): Promise<number>;
+}
+
 export type StoreKind = 'postgres' | 'pglite';
 
 export interface Store extends Queryable {
@@ -29,7 +48,7 @@ export interface Store extends Queryable {
   /** Where the data lives, safe to print: never includes a password. */
   readonly description: string;
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

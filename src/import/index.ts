@@ -1,0 +1,2 @@
+export { importJsonl, type ImportOptions, type ImportProgress, type ImportSummary } from './import-jsonl.js';
+export { ImportError, type LineError } from './import-error.js';

@@ -1,0 +1,116 @@
+import type { DecimalRules } from '../ledger/parse-decimal.js';
+import { parseDecimal } from '../ledger/parse-decimal.js';
+import { formatMicros, parseTimestamp } from '../listing/timestamp.js';
+import { truncate } from '../listing/value-parsers.js';
+import { isActiveCurrency } from '../resources/currencies.js';
+
+const MAX_IDENTIFIER_LENGTH = 255;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Reads the fields of one import line, collecting every problem instead of
+ * stopping at the first, so a line is reported with all its reasons at once.
+ * Messages quote ordinary values (truncated) but never an account number.
+ */
+export class LineFields {
+  readonly problems: string[] = [];
+
+  constructor(private readonly raw: Record<string, unknown>) {}
+
+  problem(message: string): undefined {
+    this.problems.push(message);
+    return undefined;
+  }
+
+  has(name: string): boolean {
+    return this.raw[name] !== undefined && this.raw[name] !== null;
+  }
+
+  /** A uid, entity or ledger id: 1–255 characters, no control characters. */
+  identifier(name: string, required: boolean): string | undefined {
+    const value = this.string(name, required);
+    if (value === undefined) return undefined;
+    if (value.length === 0) return this.problem(`${name} must not be empty`);
+    if (value.length > MAX_IDENTIFIER_LENGTH) return this.problem(`${name} must be at most ${MAX_IDENTIFIER_LENGTH} characters`);
+    if (CONTROL_CHARACTER.test(value)) return this.problem(`${name} must not contain control characters`);
+    return value;
+  }
+
+  oneOf(name: string, allowed: readonly string[]): string | undefined {
+    const value = this.string(name, true);
+    if (value === undefined) return undefined;
+    const upper = value.toUpperCase();
+    if (!allowed.includes(upper)) return this.problem(`${name} must be one of ${allowed.join(', ')}, got '${truncate(value)}'`);
+    return upper;
+  }
+
+  /** An active ISO 4217 code, any letter case, returned upper case. */
+  currency(name: string): string | undefined {
+    const value = this.string(name, true);
+    if (value === undefined) return undefined;
+    const code = value.toUpperCase();
+    if (!/^[A-Z]{3}$/.test(code)) return this.problem(`${name} must be a three-letter ISO 4217 currency code, got '${truncate(value)}'`);
+    if (!isActiveCurrency(code)) return this.problem(`${name} must be an active ISO 4217 currency code, got '${code}'`);
+    return code;
+  }
+
+  /** A decimal given as a JSON string or number (already turned into its exact text). */
+  decimal(name: string, rules: DecimalRules): string | undefined {
+    const value = this.raw[name];
+    if (value === undefined || value === null) return this.problem(`${name} is required`);
+    if (typeof value !== 'string') return this.problem(`${name} must be a decimal number or a string such as "1200.50"`);
+    const parsed = parseDecimal(value, rules);
+    if (!parsed.ok) return this.problem(`${name} ${parsed.reason}, got '${truncate(value)}'`);
+    return parsed.value;
+  }
+
+  /** An optional timestamp in any form the query parameters accept, canonicalized. */
+  timestamp(name: string): string | undefined {
+    const value = this.string(name, false);
+    if (value === undefined) return undefined;
+    const parsed = parseTimestamp(value, 'from');
+    if (!parsed.ok) return this.problem(`${name} ${parsed.reason}, got '${truncate(value)}'`);
+    return formatMicros(parsed.micros);
+  }
+
+  /**
+   * The last two digits of `account_number`, or `last_2`. The account number
+   * itself goes no further than this function, and no message quotes it.
+   */
+  lastTwo(): string | undefined {
+    const account = this.raw.account_number;
+    const lastTwo = this.raw.last_2;
+    const hasAccount = account !== undefined && account !== null;
+    const hasLastTwo = lastTwo !== undefined && lastTwo !== null;
+    if (hasAccount && hasLastTwo) return this.problem('give account_number or last_2, not both');
+    if (hasAccount) {
+      if (typeof account !== 'string') return this.problem('account_number must be a string (a number would lose leading zeros)');
+      const compact = account.replace(/[\s-]/g, '');
+      if (!/^[A-Za-z0-9]*[0-9]{2}$/.test(compact)) {
+        return this.problem('account_number must be letters and digits ending in at least two digits (spaces and dashes allowed)');
+      }
+      return compact.slice(-2);
+    }
+    if (hasLastTwo) {
+      if (typeof lastTwo !== 'string' || !/^[0-9]{2}$/.test(lastTwo)) return this.problem('last_2 must be a string of exactly two digits');
+      return lastTwo;
+    }
+    return this.problem('account_number or last_2 is required');
+  }
+
+  /** Rejects fields the object does not have, so a typo is not silently ignored. */
+  rejectUnknown(known: ReadonlySet<string>, hints: Readonly<Record<string, string>> = {}): void {
+    for (const name of Object.keys(this.raw)) {
+      if (known.has(name)) continue;
+      this.problem(hints[name] ?? `unknown field '${truncate(name)}'`);
+    }
+  }
+
+  private string(name: string, required: boolean): string | undefined {
+    const value = this.raw[name];
+    if (value === undefined || value === null) return required ? this.problem(`${name} is required`) : undefined;
+    if (typeof value !== 'string') return this.problem(`${name} must be a string`);
+    return value;
+  }
+}

@@ -1,0 +1,134 @@
+import type { Queryable } from '../store/store.js';
+import type { LineErrorList } from './import-error.js';
+import { collectLineErrors } from './line-error-query.js';
+import { STAGING_TABLE } from './staging.js';
+
+export interface LedgerCounts {
+  /** New entries recorded. */
+  applied: number;
+  /** Entries already recorded with the same content: no-ops. */
+  unchanged: number;
+}
+
+const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/**
+ * Finds ledger lines that can never apply: an unknown limit, or an id used
+ * with different content (earlier in the file, or already recorded).
+ */
+export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
+  await tx.query(
+    `CREATE TEMP TABLE import_ledger ON COMMIT DROP AS
+     SELECT s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, l.id AS limit_id
+       FROM ${STAGING_TABLE} s LEFT JOIN credit_limits l ON l.org_id = $1 AND l.uid = s.limit_uid
+      WHERE s.object IN ('drawdown', 'repayment')`,
+    [orgId],
+  );
+  await tx.query(
+    `CREATE TEMP TABLE import_ledger_first ON COMMIT DROP AS
+     SELECT DISTINCT ON (id) * FROM import_ledger ORDER BY id, line`,
+  );
+  await tx.query('ANALYZE import_ledger');
+  await tx.query('ANALYZE import_ledger_first');
+
+  await collectLineErrors<{ line: string; limit_uid: string }>(
+    tx,
+    errors,
+    maxErrors,
+    'SELECT line, limit_uid FROM import_ledger WHERE limit_id IS NULL',
+    [],
+    (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
+  );
+  await collectLineErrors<{ line: string; id: string; first_line: string }>(
+    tx,
+    errors,
+    maxErrors,
+    `SELECT e.line, e.id, f.line AS first_line
+       FROM import_ledger e JOIN import_ledger_first f ON f.id = e.id AND f.line <> e.line
+      WHERE (e.kind, e.limit_uid, e.amount) IS DISTINCT FROM (f.kind, f.limit_uid, f.amount)
+         OR (e.at IS NOT NULL AND f.at IS NOT NULL AND e.at <> f.at)`,
+    [],
+    (row) => `ledger id '${row.id}' is used on line ${row.first_line} with different content`,
+  );
+  await collectLineErrors<{ line: string; id: string; kind: string; amount: string; limit_uid: string; at: string }>(
+    tx,
+    errors,
+    maxErrors,
+    `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
+            to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
+       FROM import_ledger_first f
+       JOIN ledger_entries x ON x.org_id = $1 AND x.id = f.id
+       JOIN credit_limits l ON l.id = x.limit_id
+      WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
+         OR (f.at IS NOT NULL AND x.at <> f.at)`,
+    [orgId],
+    (row) => `ledger entry '${row.id}' already exists with different content (${row.kind} of ${row.amount} on ${row.limit_uid} at ${row.at})`,
+  );
+}
+
+/**
+ * Applies the new ledger entries in file order, all or nothing. The limits
+ * they touch are locked first (in id order, so two imports cannot
+ * deadlock), then a running sum per limit checks every intermediate
+ * outstanding amount against 0 and the capacity: the first entry that would
+ * overdraw a limit (or repay more than is outstanding) is reported with its
+ * line. Each touched limit's updated_at becomes the time of its last entry.
+ */
+export async function applyLedgerLines(
+  tx: Queryable,
+  orgId: string,
+  errors: LineErrorList,
+  maxErrors: number,
+): Promise<LedgerCounts> {
+  await tx.query(
+    `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
+     SELECT f.line, f.id, f.kind, f.amount, coalesce(f.at, now()) AS at, f.limit_id,
+            CASE WHEN f.kind = 'drawdown' THEN f.amount ELSE -f.amount END AS delta
+       FROM import_ledger_first f
+      WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id)`,
+    [orgId],
+  );
+  const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(
+    `SELECT (SELECT count(*) FROM import_ledger_first)::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
+  );
+  const applied = Number(counts?.fresh ?? 0);
+  const unchanged = Number(counts?.distinct_ids ?? 0) - applied;
+  if (applied === 0) return { applied, unchanged };
+  await tx.query('ANALYZE import_ledger_new');
+
+  await tx.query(
+    `SELECT 1 FROM credit_limits WHERE id IN (SELECT DISTINCT limit_id FROM import_ledger_new) ORDER BY id FOR UPDATE`,
+  );
+  await collectLineErrors<{ line: string; kind: string; amount: string; uid: string; before: string; balance: string; capacity: string }>(
+    tx,
+    errors,
+    maxErrors,
+    `SELECT DISTINCT ON (r.limit_id) r.line, r.kind, r.amount::text AS amount, r.uid,
+            (r.after - r.delta)::text AS before, (r.capacity - r.after + r.delta)::text AS balance, r.capacity::text AS capacity
+       FROM (SELECT n.line, n.kind, n.amount, n.delta, n.limit_id, l.uid, l.capacity,
+                    l.outstanding + sum(n.delta) OVER (PARTITION BY n.limit_id ORDER BY n.line) AS after
+               FROM import_ledger_new n JOIN credit_limits l ON l.id = n.limit_id) r
+      WHERE r.after < 0 OR r.after > r.capacity
+      ORDER BY r.limit_id, r.line`,
+    [],
+    (row) =>
+      row.kind === 'drawdown'
+        ? `drawdown of ${row.amount} exceeds the balance of ${row.uid} at this point (balance ${row.balance}, capacity ${row.capacity})`
+        : `repayment of ${row.amount} exceeds the outstanding amount of ${row.uid} at this point (outstanding ${row.before})`,
+  );
+  if (errors.total > 0) return { applied: 0, unchanged };
+
+  await tx.query(
+    `INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at)
+     SELECT $1, id, limit_id, kind, amount, at FROM import_ledger_new ORDER BY line`,
+    [orgId],
+  );
+  await tx.query(
+    `UPDATE credit_limits l
+        SET outstanding = l.outstanding + d.delta, updated_at = d.last_at
+       FROM (SELECT limit_id, sum(delta) AS delta, (array_agg(at ORDER BY line DESC))[1] AS last_at
+               FROM import_ledger_new GROUP BY limit_id) d
+      WHERE l.id = d.limit_id`,
+  );
+  return { applied, unchanged };
+}

@@ -1,0 +1,157 @@
+import type { Queryable, Store } from '../store/store.js';
+import type { LedgerEntryInput } from './ledger-entry.js';
+import { LedgerError } from './ledger-error.js';
+
+const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+export interface LedgerResult {
+  readonly id: string;
+  readonly kind: LedgerEntryInput['kind'];
+  readonly limit: string;
+  readonly amount: string;
+  readonly at: string;
+  /** False when the same entry had already been recorded: nothing changed. */
+  readonly applied: boolean;
+  readonly capacity: string;
+  readonly outstanding: string;
+  readonly balance: string;
+  readonly updated_at: string;
+}
+
+interface LimitState {
+  id: string;
+  uid: string;
+  capacity: string;
+  outstanding: string;
+  balance: string;
+  updated_at: string;
+}
+
+interface ExistingEntry {
+  kind: string;
+  limit: string;
+  amount: string;
+  at: string;
+  same: boolean;
+}
+
+const LIMIT_COLUMNS = `id::text AS id, uid, capacity::text AS capacity, outstanding::text AS outstanding,
+  balance::text AS balance, to_char(updated_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS updated_at`;
+
+/** Signals that a concurrent transaction recorded the same id first. */
+class ConcurrentDuplicate extends Error {}
+
+/**
+ * Records a drawdown or repayment and moves the limit's outstanding amount,
+ * atomically.
+ *
+ * Concurrency design: the balance check and the change are ONE conditional
+ * UPDATE (`… SET outstanding = outstanding + x WHERE outstanding + x <=
+ * capacity`). Under READ COMMITTED a concurrent writer of the same row makes
+ * this statement wait, then re-evaluate its WHERE against the committed row
+ * version, so two drawdowns can never both pass a check made on a stale
+ * value: no lost update, no overdraw, and no SERIALIZABLE retry loop. The
+ * table's CHECK (0 <= outstanding <= capacity) is the last line of defence.
+ * Locks are always taken limit row first, then ledger key (the import does
+ * the same), so the two paths cannot deadlock each other.
+ *
+ * Idempotent by id: an entry already recorded with the same content is a
+ * no-op that reports the limit as it is now; with different content it is an
+ * `id_conflict`.
+ */
+export async function applyLedgerEntry(store: Store, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await store.transaction((tx) => applyOnce(tx, orgId, entry));
+    } catch (error) {
+      // Lost the race to record this id: read the winner's entry and answer from it.
+      if (error instanceof ConcurrentDuplicate && attempt === 0) continue;
+      throw error;
+    }
+  }
+}
+
+async function applyOnce(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
+  const existing = await findEntry(tx, orgId, entry);
+  if (existing) return replay(tx, orgId, entry, existing);
+
+  const delta = entry.kind === 'drawdown' ? 'outstanding + $3::numeric' : 'outstanding - $3::numeric';
+  const guard = entry.kind === 'drawdown' ? 'outstanding + $3::numeric <= capacity' : 'outstanding >= $3::numeric';
+  const [limit] = await tx.query<LimitState>(
+    `UPDATE credit_limits SET outstanding = ${delta}, updated_at = coalesce($4::timestamptz, now())
+      WHERE org_id = $1 AND uid = $2 AND ${guard}
+      RETURNING ${LIMIT_COLUMNS}`,
+    [orgId, entry.limit, entry.amount, entry.at ?? null],
+  );
+  if (!limit) throw await refusal(tx, orgId, entry);
+
+  const inserted = await tx.query<{ at: string; amount: string }>(
+    `INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at)
+     VALUES ($1, $2, $3, $4, $5::numeric, coalesce($6::timestamptz, now()))
+     ON CONFLICT (org_id, id) DO NOTHING
+     RETURNING to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at, amount::text AS amount`,
+    [orgId, entry.id, limit.id, entry.kind, entry.amount, entry.at ?? null],
+  );
+  const row = inserted[0];
+  if (!row) throw new ConcurrentDuplicate();
+  return result({ ...entry, amount: row.amount }, row.at, true, limit);
+}
+
+async function findEntry(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<ExistingEntry | undefined> {
+  const [row] = await tx.query<ExistingEntry>(
+    `SELECT e.kind, l.uid AS limit, e.amount::text AS amount, to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at,
+            (e.kind = $3 AND l.uid = $4 AND e.amount = $5::numeric AND ($6::timestamptz IS NULL OR e.at = $6::timestamptz)) AS same
+       FROM ledger_entries e JOIN credit_limits l ON l.id = e.limit_id
+      WHERE e.org_id = $1 AND e.id = $2`,
+    [orgId, entry.id, entry.kind, entry.limit, entry.amount, entry.at ?? null],
+  );
+  return row;
+}
+
+async function replay(tx: Queryable, orgId: string, entry: LedgerEntryInput, existing: ExistingEntry): Promise<LedgerResult> {
+  if (!existing.same) {
+    throw new LedgerError(
+      'id_conflict',
+      `ledger entry '${entry.id}' already exists with different content (${existing.kind} of ${existing.amount} on ${existing.limit} at ${existing.at}); use a new id for a new entry`,
+    );
+  }
+  const [limit] = await tx.query<LimitState>(`SELECT ${LIMIT_COLUMNS} FROM credit_limits WHERE org_id = $1 AND uid = $2`, [
+    orgId,
+    entry.limit,
+  ]);
+  if (!limit) throw new Error(`credit limit ${entry.limit} of ledger entry ${entry.id} vanished`);
+  return result({ ...entry, amount: existing.amount }, existing.at, false, limit);
+}
+
+/** Why the conditional UPDATE matched no row: no such limit, or not enough room. */
+async function refusal(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerError> {
+  const [limit] = await tx.query<LimitState>(`SELECT ${LIMIT_COLUMNS} FROM credit_limits WHERE org_id = $1 AND uid = $2`, [
+    orgId,
+    entry.limit,
+  ]);
+  if (!limit) return new LedgerError('limit_not_found', `no credit limit '${entry.limit}'`);
+  return entry.kind === 'drawdown'
+    ? new LedgerError(
+        'insufficient_balance',
+        `drawdown of ${entry.amount} refused: it exceeds the balance of ${limit.uid} (balance ${limit.balance}, capacity ${limit.capacity}, outstanding ${limit.outstanding}); nothing was changed`,
+      )
+    : new LedgerError(
+        'exceeds_outstanding',
+        `repayment of ${entry.amount} refused: it exceeds the outstanding amount of ${limit.uid} (outstanding ${limit.outstanding}); nothing was changed`,
+      );
+}
+
+function result(entry: LedgerEntryInput, at: string, applied: boolean, limit: LimitState): LedgerResult {
+  return {
+    id: entry.id,
+    kind: entry.kind,
+    limit: limit.uid,
+    amount: entry.amount,
+    at,
+    applied,
+    capacity: limit.capacity,
+    outstanding: limit.outstanding,
+    balance: limit.balance,
+    updated_at: limit.updated_at,
+  };
+}
