@@ -5,6 +5,8 @@
  * index alone, which lets scenarios ask for entities that really exist.
  */
 
+/** Bumped whenever generation changes, so a dataset loaded by older code is not reused. */
+export const GENERATOR_VERSION = 2;
 export const FULL_PAYMENT_METHODS = 10_000_000;
 export const FULL_CREDIT_LIMITS = 4_000_000;
 export const ORGANIZATIONS = 100;
@@ -133,9 +135,10 @@ function timestamps(random: () => number): [string, string] {
   const referenceMicros = REFERENCE_TIME_MS * 1000;
   const created = referenceMicros - 1 - Math.floor(random() * SPAN_DAYS * DAY_MS * 1000);
   const dayAgo = referenceMicros - DAY_MS * 1000;
+  const recentFrom = Math.max(created, dayAgo);
   const updated =
     random() < RECENTLY_UPDATED
-      ? dayAgo + Math.floor(random() * DAY_MS * 1000)
+      ? recentFrom + Math.floor(random() * (referenceMicros - recentFrom))
       : created + Math.floor(random() * Math.max(0, dayAgo - created - 1));
   return [formatMicros(created), formatMicros(updated)];
 }

@@ -2,7 +2,7 @@ import { createOrganization, findOrganization } from '../src/auth/organizations.
 import { migrate } from '../src/store/migrate.js';
 import type { Store } from '../src/store/store.js';
 import { importJsonl } from '../src/import/index.js';
-import { organizationJsonLines, organizations, type DatasetSpec, type OrganizationShape } from './dataset.js';
+import { GENERATOR_VERSION, organizationJsonLines, organizations, type DatasetSpec, type OrganizationShape } from './dataset.js';
 
 const MARKER = 'bench_dataset';
 
@@ -26,7 +26,7 @@ export async function ensureDataset(
   if (await holds(store, spec)) return { reused: true, seconds: 0 };
   await options.reset();
   await migrate(store);
-  await store.query(`CREATE TABLE ${MARKER} (seed bigint NOT NULL, scale float8 NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())`);
+  await store.query(`CREATE TABLE ${MARKER} (seed bigint NOT NULL, scale float8 NOT NULL, generator integer NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())`);
   const orgs = options.only ?? organizations(spec);
   const total = orgs.reduce((sum, org) => sum + org.paymentMethods + org.creditLimits, 0);
   let done = 0;
@@ -48,13 +48,14 @@ export async function ensureDataset(
   } else {
     await store.exec('VACUUM ANALYZE');
   }
-  await store.query(`INSERT INTO ${MARKER} (seed, scale) VALUES ($1, $2)`, [spec.seed, spec.scale]);
+  await store.query(`INSERT INTO ${MARKER} (seed, scale, generator) VALUES ($1, $2, $3)`, [spec.seed, spec.scale, GENERATOR_VERSION]);
   return { reused: false, seconds: (performance.now() - started) / 1000 };
 }
 
 async function holds(store: Store, spec: DatasetSpec): Promise<boolean> {
   const rows = await store
-    .query<{ seed: string; scale: number }>(`SELECT seed::text AS seed, scale FROM ${MARKER}`)
-    .catch(() => [] as { seed: string; scale: number }[]);
-  return rows.length === 1 && Number(rows[0]?.seed) === spec.seed && rows[0]?.scale === spec.scale;
+    .query<{ seed: string; scale: number; generator: number }>(`SELECT seed::text AS seed, scale, generator FROM ${MARKER}`)
+    .catch(() => [] as { seed: string; scale: number; generator: number }[]);
+  const [row] = rows;
+  return rows.length === 1 && Number(row?.seed) === spec.seed && row?.scale === spec.scale && row.generator === GENERATOR_VERSION;
 }

@@ -39,6 +39,7 @@ const { values: args } = parseArgs({
     'pool-size': { type: 'string', default: '10' },
     'log-level': { type: 'string', default: 'warn' },
     'no-pglite': { type: 'boolean', default: false },
+    'load-only': { type: 'boolean', default: false },
     'pglite-records': { type: 'string', default: '100000' },
   },
 });
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
       },
     });
     log(loaded.reused ? 'reusing the loaded dataset' : `dataset loaded in ${loaded.seconds.toFixed(0)} s`);
+    if (args['load-only']) return;
     const [largest] = organizations(spec) as [OrganizationShape];
     const service = await startService({
       DATABASE_URL: databaseUrl,
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
   } finally {
     await store.close();
   }
+  if (args['load-only']) return;
   if (!args['no-pglite']) rows.push(await runPglite());
   printTable(rows, peakRss);
 }
