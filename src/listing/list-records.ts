@@ -6,6 +6,8 @@ import { serializeRecord, type ApiRecord } from './serialize.js';
 import { buildListSql, buildRetrieveSql, ROW_ID_COLUMN } from './sql.js';
 
 const ONE_STATEMENT_PAGE_LIMIT = 100;
+// The engine's statement texts come from a small fixed set of shapes.
+const PREPARE = { prepare: true } as const;
 
 export interface ListResult {
   readonly count: number;
@@ -26,7 +28,7 @@ export async function listRecords(
   const sql = buildListSql(resource, orgId, query);
   if (query.page <= ONE_STATEMENT_PAGE_LIMIT) {
     // Near the start, count and page in one statement: one round trip.
-    const rows = await db.query<Record<string, string | null>>(sql.combined.text, sql.combined.values);
+    const rows = await db.query<Record<string, string | null>>(sql.combined.text, sql.combined.values, PREPARE);
     const count = Number(rows[0]?.count ?? 0);
     const lastPage = checkPage(query, count);
     const items = rows.filter((row) => row[ROW_ID_COLUMN] !== null).map((row) => serializeRecord(resource, row));
@@ -34,10 +36,10 @@ export async function listRecords(
   }
   // Further in, count first: a page past the end would otherwise walk the
   // whole index for nothing.
-  const [countRow] = await db.query<{ count: string }>(sql.count.text, sql.count.values);
+  const [countRow] = await db.query<{ count: string }>(sql.count.text, sql.count.values, PREPARE);
   const count = Number(countRow?.count ?? 0);
   const lastPage = checkPage(query, count);
-  const pageRows = await db.query<Record<string, string>>(sql.page.text, sql.page.values);
+  const pageRows = await db.query<Record<string, string>>(sql.page.text, sql.page.values, PREPARE);
   return { count, lastPage, items: pageRows.map((row) => serializeRecord(resource, row)) };
 }
 
@@ -61,7 +63,7 @@ export async function retrieveRecord(
   uid: string,
 ): Promise<ApiRecord> {
   const sql = buildRetrieveSql(resource, orgId, uid);
-  const [row] = await db.query<Record<string, string>>(sql.text, sql.values);
+  const [row] = await db.query<Record<string, string>>(sql.text, sql.values, PREPARE);
   if (!row) throw new ApiError('not_found', `no ${resource.name} with uid '${uid.slice(0, 80)}'`);
   return serializeRecord(resource, row);
 }
