@@ -50,6 +50,7 @@ export async function ensureDataset(
   } else {
     await store.exec('VACUUM ANALYZE');
   }
+  await checkCounts(store, orgs);
   await store.query(`INSERT INTO ${MARKER} (seed, scale, generator) VALUES ($1, $2, $3)`, [spec.seed, spec.scale, GENERATOR_VERSION]);
   return { reused: false, seconds: (performance.now() - started) / 1000 };
 }
@@ -85,4 +86,25 @@ async function dropOrderingIndexes(store: Store, log: (line: string) => void): P
       });
     }
   };
+}
+
+/** The trigger-kept counts after the import must equal both what was generated and count(*). */
+async function checkCounts(store: Store, orgs: readonly OrganizationShape[]): Promise<void> {
+  const rows = await store.query<{ uid: string; table_name: string; kept: string; actual: string }>(
+    `SELECT o.uid, c.table_name, c.row_count::text AS kept,
+            (CASE c.table_name WHEN 'payment_methods' THEN (SELECT count(*) FROM payment_methods m WHERE m.org_id = o.id)
+                               ELSE (SELECT count(*) FROM credit_limits l WHERE l.org_id = o.id) END)::text AS actual
+       FROM row_counts c JOIN organizations o ON o.id = c.org_id`,
+  );
+  const found = new Map(rows.map((row) => [`${row.uid}/${row.table_name}`, row]));
+  for (const org of orgs) {
+    for (const [table, expected] of [['payment_methods', org.paymentMethods], ['credit_limits', org.creditLimits]] as const) {
+      const row = found.get(`${org.uid}/${table}`);
+      const kept = Number(row?.kept ?? 0);
+      const actual = Number(row?.actual ?? 0);
+      if (kept !== expected || actual !== expected) {
+        throw new Error(`${org.uid} ${table}: generated ${expected}, count(*) ${actual}, row_counts ${kept}`);
+      }
+    }
+  }
 }
