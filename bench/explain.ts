@@ -16,6 +16,7 @@ import { RESOURCES } from '../src/resources/index.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { creditLimitAt, formatMicros, organizations, paymentMethodAt, REFERENCE_TIME_MS, type DatasetSpec } from './dataset.js';
 import { benchDatabaseUrl } from './database.js';
+import { scenarios } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,6 +30,8 @@ const spec: DatasetSpec = { seed: Number(args.seed), scale: Number(args.scale) }
 interface Shape {
   readonly resource: ResourceDefinition;
   readonly query: string;
+  /** Set for the benchmark's scenarios. */
+  readonly scenario?: string;
 }
 
 /** Every query shape the API documents, with values that exist in the dataset. */
@@ -52,6 +55,11 @@ function shapes(): Shape[] {
     return encodeURIComponent(make(resource));
   };
   const result: Shape[] = [];
+  // The benchmark's scenarios first, exactly as `npm run bench` asks them.
+  for (const scenario of scenarios(spec, largest)) {
+    const resource = RESOURCES.find((candidate) => candidate.path === scenario.path);
+    if (resource) result.push({ resource, query: scenario.nextQuery(), scenario: `(${scenario.id}) ${scenario.title}` });
+  }
   for (const resource of RESOURCES) {
     const entity = `entity=${value(resource, 'entity')}`;
     result.push({ resource, query: '' }, { resource, query: `page=${args.page}` });
@@ -96,7 +104,7 @@ async function main(): Promise<void> {
       const query = parseListQuery(shape.resource, shape.query);
       const sql = buildListSql(shape.resource, org.id, query);
       const title = `GET /api/${shape.resource.path}/${shape.query ? `?${decodeURIComponent(shape.query)}` : ''}`;
-      out.push(`### ${title}`, '');
+      out.push(`### ${shape.scenario ? `Scenario ${shape.scenario}: ` : ''}${title}`, '');
       // What the service issues: one combined statement up to page 100, count then page beyond.
       const statements = query.page <= 100 ? ([['count + page', sql.combined]] as const) : ([['count', sql.count], ['page', sql.page]] as const);
       for (const [kind, statement] of statements) {
