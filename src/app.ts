@@ -6,6 +6,7 @@ import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
+import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
 import { ApiError } from './http/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
@@ -27,6 +28,11 @@ export interface AppOptions {
   /** Prometheus registry to record request and pool metrics in; none when absent. */
   metrics?: Registry;
   resources?: readonly ResourceDefinition[];
+  /**
+   * Reuse a successful credential check for this long (the revocation bound);
+   * 0 or absent checks every request against the store. `now` is for tests.
+   */
+  authCache?: { ttlMs: number; now?: () => number };
 }
 
 /**
@@ -70,6 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     resources: options.resources ?? RESOURCES,
     publicUrl: options.publicUrl,
+    authCache: options.authCache && createAuthCache(options.authCache),
   });
   return app;
 }

@@ -31,6 +31,8 @@ export interface Config {
   readonly databaseQueryTimeoutMs: number;
   /** PostgreSQL: how long a request may wait for a free pooled connection under load (then 503). */
   readonly databasePoolWaitMs: number;
+  /** How long a successful API-key check is reused: a revoked key stops working within this bound. */
+  readonly authCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -79,6 +81,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', read('DATABASE_CONNECT_TIMEOUT_MS'), 800, 1, 60_000),
     databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', read('DATABASE_QUERY_TIMEOUT_MS'), 15_000, 1, 3_600_000),
     databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
+    authCacheTtlMs: integer('AUTH_CACHE_TTL_MS', read('AUTH_CACHE_TTL_MS'), 5000, 0, 60_000),
   };
 }
 

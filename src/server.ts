@@ -72,6 +72,7 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
         authFailuresPerMinute: config.authFailuresPerMinute,
         redis,
       },
+      authCache: { ttlMs: config.authCacheTtlMs },
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;

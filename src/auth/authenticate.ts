@@ -6,6 +6,8 @@ export interface AuthContext {
   readonly orgId: string;
   readonly orgUid: string;
   readonly keyId: string;
+  /** When the key expires (ms since the epoch), if it does. */
+  readonly keyExpiresAtMs?: number;
 }
 
 export interface Credentials {
@@ -35,8 +37,9 @@ const UNKNOWN_KEY_HASH = '0'.repeat(64);
 export async function authenticate(db: Queryable, credentials: Credentials): Promise<AuthContext | undefined> {
   const keyId = keyIdOf(credentials.apiKey);
   if (!keyId) return undefined;
-  const rows = await db.query<{ org_id: string; org_uid: string; secret_hash: string; usable: boolean }>(
+  const rows = await db.query<{ org_id: string; org_uid: string; secret_hash: string; usable: boolean; expires_ms: string | null }>(
     `SELECT o.id::text AS org_id, o.uid AS org_uid, k.secret_hash,
+            floor(extract(epoch FROM k.expires_at) * 1000)::text AS expires_ms,
             (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS usable
        FROM api_keys k JOIN organizations o ON o.id = k.org_id
       WHERE k.id = $1`,
@@ -45,5 +48,10 @@ export async function authenticate(db: Queryable, credentials: Credentials): Pro
   const row = rows[0];
   const matches = keyMatchesHash(credentials.apiKey, row?.secret_hash ?? UNKNOWN_KEY_HASH);
   if (!row || !matches || !row.usable || row.org_uid !== credentials.organizationId) return undefined;
-  return { orgId: row.org_id, orgUid: row.org_uid, keyId };
+  return {
+    orgId: row.org_id,
+    orgUid: row.org_uid,
+    keyId,
+    ...(row.expires_ms === null ? {} : { keyExpiresAtMs: Number(row.expires_ms) }),
+  };
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { Queryable } from '../store/store.js';
+import type { AuthCache } from './auth-cache.js';
 import { authenticate, parseBasicAuthorization, type AuthContext } from './authenticate.js';
 
 declare module 'fastify' {
@@ -21,11 +22,18 @@ export function unauthorized(): ApiError {
 }
 
 /** Fastify hook: rejects the request with 401 unless it carries valid credentials. */
-export function basicAuthHook(db: Queryable) {
+export function basicAuthHook(db: Queryable, cache?: AuthCache) {
   return async function requireBasicAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const credentials = parseBasicAuthorization(request.headers.authorization);
-    const auth = credentials && (await authenticate(db, credentials));
+    if (!credentials) throw unauthorized();
+    const cached = cache?.get(credentials);
+    if (cached) {
+      request.auth = cached;
+      return;
+    }
+    const auth = await authenticate(db, credentials);
     if (!auth) throw unauthorized();
+    cache?.remember(credentials, auth);
     request.auth = auth;
   };
 }

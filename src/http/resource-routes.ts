@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import { listRecords, retrieveRecord } from '../listing/list-records.js';
 import { buildPageLinks } from '../listing/page-links.js';
@@ -13,6 +14,7 @@ export interface ResourceRoutesOptions {
   store: Store;
   resources: readonly ResourceDefinition[];
   publicUrl: string | undefined;
+  authCache?: AuthCache | undefined;
 }
 
 export const ALLOWED_METHODS = 'GET, HEAD';
@@ -20,7 +22,7 @@ export const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as co
 
 /** `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind Basic auth. */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
-  const { store, resources, publicUrl } = options;
+  const { store, resources, publicUrl, authCache } = options;
 
   // 405 needs no credentials: it tells nothing about any organization.
   for (const resource of resources) {
@@ -30,7 +32,7 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
   }
 
   await app.register(async (authenticated) => {
-    authenticateWithLimits(authenticated, basicAuthHook(store));
+    authenticateWithLimits(authenticated, basicAuthHook(store, authCache));
     authenticated.addHook('onSend', async (_request, reply) => {
       reply.header('cache-control', 'no-store');
     });

@@ -3,9 +3,11 @@ import type { Queryable } from '../store/store.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { serializeRecord, type ApiRecord } from './serialize.js';
-import { buildListSql, buildRetrieveSql } from './sql.js';
+import { buildListSql, buildRetrieveSql, ROW_ID_COLUMN } from './sql.js';
 
-const PARALLEL_PAGE_LIMIT = 100;
+const ONE_STATEMENT_PAGE_LIMIT = 100;
+// The engine's statement texts come from a small fixed set of shapes.
+const PREPARE = { prepare: true } as const;
 
 export interface ListResult {
   readonly count: number;
@@ -24,14 +26,25 @@ export async function listRecords(
   query: ListQuery,
 ): Promise<ListResult> {
   const sql = buildListSql(resource, orgId, query);
-  const countQuery = db.query<{ count: string }>(sql.count.text, sql.count.values);
-  const fetchPage = () => db.query<Record<string, string>>(sql.page.text, sql.page.values);
-  // Near the start, fetch the page alongside the count to save a round trip.
-  // Further in, count first: a page past the end would otherwise scan the
+  if (query.page <= ONE_STATEMENT_PAGE_LIMIT) {
+    // Near the start, count and page in one statement: one round trip.
+    const rows = await db.query<Record<string, string | null>>(sql.combined.text, sql.combined.values, PREPARE);
+    const count = Number(rows[0]?.count ?? 0);
+    const lastPage = checkPage(query, count);
+    const items = rows.filter((row) => row[ROW_ID_COLUMN] !== null).map((row) => serializeRecord(resource, row));
+    return { count, lastPage, items };
+  }
+  // Further in, count first: a page past the end would otherwise walk the
   // whole index for nothing.
-  const early = query.page <= PARALLEL_PAGE_LIMIT ? fetchPage() : undefined;
-  early?.catch(() => {});
-  const count = Number((await countQuery)[0]?.count ?? 0);
+  const [countRow] = await db.query<{ count: string }>(sql.count.text, sql.count.values, PREPARE);
+  const count = Number(countRow?.count ?? 0);
+  const lastPage = checkPage(query, count);
+  const pageRows = await db.query<Record<string, string>>(sql.page.text, sql.page.values, PREPARE);
+  return { count, lastPage, items: pageRows.map((row) => serializeRecord(resource, row)) };
+}
+
+/** The last page for `count` records; a page past it is a 404 naming it. */
+function checkPage(query: ListQuery, count: number): number {
   const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
   if (query.page > lastPage) {
     throw new ApiError(
@@ -40,8 +53,7 @@ export async function listRecords(
       { extensions: { last_page: lastPage, count } },
     );
   }
-  const pageRows = await (early ?? fetchPage());
-  return { count, lastPage, items: pageRows.map((row) => serializeRecord(resource, row)) };
+  return lastPage;
 }
 
 export async function retrieveRecord(
@@ -54,7 +66,7 @@ export async function retrieveRecord(
   // No stored uid contains NUL, and PostgreSQL would reject it as a parameter.
   if (uid.includes('\u0000')) throw notFound();
   const sql = buildRetrieveSql(resource, orgId, uid);
-  const [row] = await db.query<Record<string, string>>(sql.text, sql.values);
+  const [row] = await db.query<Record<string, string>>(sql.text, sql.values, PREPARE);
   if (!row) throw notFound();
   return serializeRecord(resource, row);
 }

@@ -24,6 +24,13 @@ export interface ResourceDefinition {
   readonly schemaName: string;
   readonly description: string;
   readonly table: string;
+  /**
+   * The table's exact row count per organization is kept in `row_counts` by
+   * triggers (see migration 003), so an unfiltered list reads its count there
+   * instead of counting rows. Set it only when the table's migration installs
+   * those triggers.
+   */
+  readonly countedRows?: boolean;
   /** Public fields, serialized in this order. `uid` is the lookup key. */
   readonly fields: Readonly<Record<string, FieldDefinition>>;
   readonly filters: readonly FilterDefinition[];

@@ -6,11 +6,27 @@ export interface SqlQuery {
   readonly values: unknown[];
 }
 
+/** The hidden column of a combined row holding the page row's id (null when the page is empty). */
+export const ROW_ID_COLUMN = '_row_id';
+
+export interface ListSql {
+  /** The exact count of matching records, as text in `count`. */
+  readonly count: SqlQuery;
+  /** The page's rows, in order. */
+  readonly page: SqlQuery;
+  /**
+   * Count and page in one statement and one round trip: the count on every
+   * row, the page's rows in order (one row with a null `_row_id` if the page
+   * is empty). Both halves read the same snapshot.
+   */
+  readonly combined: SqlQuery;
+}
+
 /**
  * SQL for one page and for the exact count of a list query. Column names come
  * only from the resource definition; every client value is a parameter.
  */
-export function buildListSql(resource: ResourceDefinition, orgId: string, query: ListQuery) {
+export function buildListSql(resource: ResourceDefinition, orgId: string, query: ListQuery): ListSql {
   const values: unknown[] = [orgId];
   const conditions = ['org_id = $1'];
   for (const { filter, value } of query.filters) {
@@ -25,18 +41,38 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
   const orderBy = `${orderColumn} ${direction}, id ${direction}`;
   const offset = (query.page - 1) * PAGE_SIZE;
 
-  const count: SqlQuery = { text: `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`, values };
+  // With no filter the count is the organization's whole table, which
+  // triggers keep in row_counts: one primary-key lookup however many rows.
+  const countText =
+    query.filters.length === 0 && resource.countedRows
+      ? `SELECT coalesce((SELECT row_count FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS count`
+      : `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`;
+  const count: SqlQuery = { text: countText, values: countText.includes('$2') ? values : [orgId] };
   // Deferred join: find the page's ids from the index alone, then read only
-  // those ten rows, so a deep page does not fetch every row it skips.
+  // those ten rows, so a deep page does not fetch every row it skips. The
+  // offset is a parameter so the set of statement texts stays small enough
+  // to prepare once per connection.
+  const pageText = (extraColumns: string) =>
+    `SELECT ${selectList(resource, 't')}${extraColumns} FROM ${resource.table} t ` +
+    `JOIN (SELECT id FROM ${resource.table} WHERE ${where} ORDER BY ${orderBy} ` +
+    `LIMIT ${PAGE_SIZE} OFFSET $${values.length + 1}) page USING (id)`;
   const page: SqlQuery = {
-    text:
-      `SELECT ${selectList(resource, 't')} FROM ${resource.table} t ` +
-      `JOIN (SELECT id FROM ${resource.table} WHERE ${where} ORDER BY ${orderBy} ` +
-      `LIMIT ${PAGE_SIZE} OFFSET ${offset}) page USING (id) ` +
-      `ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
-    values,
+    text: `${pageText('')} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
+    values: [...values, offset],
   };
-  return { count, page };
+  const combined: SqlQuery = {
+    text:
+      `SELECT c.count, p.* FROM (${countText}) c ` +
+      `LEFT JOIN LATERAL (${pageText(`, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
+      `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
+    values: [...values, offset],
+  };
+  return { count, page, combined };
+}
+
+function tableName(resource: ResourceDefinition): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(resource.table)) throw new Error(`resource ${resource.path} has an unusual table name`);
+  return resource.table;
 }
 
 export function buildRetrieveSql(resource: ResourceDefinition, orgId: string, uid: string): SqlQuery {

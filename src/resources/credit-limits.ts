@@ -8,6 +8,7 @@ export const creditLimits: ResourceDefinition = {
   description:
     "An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.",
   table: 'credit_limits',
+  countedRows: true,
   fields: {
     uid: uidField('cl'),
     entity: entityField,

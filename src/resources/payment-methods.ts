@@ -10,6 +10,7 @@ export const paymentMethods: ResourceDefinition = {
   schemaName: 'PaymentMethod',
   description: 'A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.',
   table: 'payment_methods',
+  countedRows: true,
   fields: {
     uid: uidField('pm'),
     entity: entityField,

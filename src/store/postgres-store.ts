@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type Store, type Transaction } from './store.js';
+import { StoreUnavailableError, type QueryOptions, type Store, type Transaction } from './store.js';
+import { StatementNames } from './statement-names.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -20,6 +21,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly description: string;
   readonly pool: pg.Pool;
+  private readonly statements = new StatementNames();
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
@@ -50,9 +52,10 @@ export class PostgresStore implements Store {
     this.pool.on('error', () => {});
   }
 
-  async query<Row>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+  async query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
     try {
-      const result = await this.pool.query(sql, params as unknown[]);
+      const name = options.prepare ? this.statements.nameOf(sql) : undefined;
+      const result = await this.pool.query({ text: sql, values: params as unknown[], ...(name ? { name } : {}) });
       return result.rows as Row[];
     } catch (error) {
       throw classifyError(error);

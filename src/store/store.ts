@@ -16,8 +16,17 @@
  *   await tx.query('UPDATE credit_limits SET outstanding = outstanding + $1 WHERE id = $2', ['10.00', id]);
  * });
  */
+export interface QueryOptions {
+  /**
+   * A hot statement from a small fixed set of texts (the list engine's):
+   * PostgreSQL prepares it once per connection and reuses the plan. Never
+   * set it for SQL with values spliced into its text.
+   */
+  readonly prepare?: boolean;
+}
+
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
   /** Runs a script of several statements with no parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { AuthContext, Credentials } from './authenticate.js';
+
+export interface AuthCacheOptions {
+  /**
+   * How long a successful verification is reused: the revocation bound. A
+   * revoked key keeps working for at most this long on a process that has
+   * just seen it. 0 turns the cache off.
+   */
+  readonly ttlMs: number;
+  readonly maxEntries?: number;
+  /** Milliseconds since the epoch; injectable for tests. */
+  readonly now?: () => number;
+}
+
+export interface AuthCache {
+  get(credentials: Credentials): AuthContext | undefined;
+  remember(credentials: Credentials, auth: AuthContext): void;
+}
+
+interface Entry {
+  readonly auth: AuthContext;
+  readonly until: number;
+}
+
+/**
+ * Successful Basic-auth verifications, kept for a few seconds so a busy
+ * client costs one key lookup per TTL instead of one per request. Entries
+ * are keyed by the SHA-256 of the organization ID and the whole key, so only
+ * the exact credentials that succeeded can hit one: a wrong secret for a
+ * known key id hashes elsewhere and goes to the database. Failures are never
+ * cached. The key itself is never held.
+ */
+export function createAuthCache(options: AuthCacheOptions): AuthCache {
+  const { ttlMs, maxEntries = 10_000, now = Date.now } = options;
+  const entries = new Map<string, Entry>();
+  return {
+    get(credentials) {
+      if (ttlMs <= 0) return undefined;
+      const key = cacheKey(credentials);
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if (now() >= entry.until) {
+        entries.delete(key);
+        return undefined;
+      }
+      return entry.auth;
+    },
+    remember(credentials, auth) {
+      if (ttlMs <= 0) return;
+      // A key that expires sooner than the TTL is not trusted past its expiry.
+      const until = Math.min(now() + ttlMs, auth.keyExpiresAtMs ?? Number.POSITIVE_INFINITY);
+      const key = cacheKey(credentials);
+      entries.delete(key);
+      if (entries.size >= maxEntries) {
+        const oldest = entries.keys().next();
+        if (!oldest.done) entries.delete(oldest.value);
+      }
+      entries.set(key, { auth, until });
+    },
+  };
+}
+
+function cacheKey(credentials: Credentials): string {
+  return createHash('sha256').update(credentials.organizationId).update('\0').update(credentials.apiKey).digest('base64');
+}

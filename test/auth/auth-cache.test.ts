@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createAuthCache } from '../../src/auth/auth-cache.js';
+import { revokeApiKey } from '../../src/auth/organizations.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { basicAuthorization, createTenant } from '../helpers/tenants.js';
+
+const TTL_MS = 5000;
+
+describeEachStore('cached API-key verification', (store) => {
+  let app: FastifyInstance;
+  let clock = Date.now();
+  beforeAll(async () => {
+    app = await buildApp({ store: store(), authCache: { ttlMs: TTL_MS, now: () => clock } });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const get = (authorization: string) => app.inject({ url: '/api/methods/', headers: { authorization } });
+
+  it('stops accepting a revoked key once the revocation bound has passed', async () => {
+    const tenant = await createTenant(store());
+    expect((await get(tenant.authorization)).statusCode).toBe(200);
+    await revokeApiKey(store(), tenant.keyId);
+    clock += TTL_MS - 1;
+    expect((await get(tenant.authorization)).statusCode).toBe(200);
+    clock += 1;
+    const response = await get(tenant.authorization);
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['www-authenticate']).toMatch(/^Basic /);
+  });
+
+  it('never lets a wrong secret for a cached key through', async () => {
+    const tenant = await createTenant(store());
+    expect((await get(tenant.authorization)).statusCode).toBe(200);
+    const lastChar = tenant.apiKey.endsWith('A') ? 'B' : 'A';
+    const wrongSecret = tenant.apiKey.slice(0, -1) + lastChar;
+    expect((await get(basicAuthorization(tenant.org.uid, wrongSecret))).statusCode).toBe(401);
+  });
+
+  it('never lets a cached key through for another organization', async () => {
+    const tenant = await createTenant(store());
+    const other = await createTenant(store());
+    expect((await get(tenant.authorization)).statusCode).toBe(200);
+    expect((await get(basicAuthorization(other.org.uid, tenant.apiKey))).statusCode).toBe(401);
+  });
+});
+
+describe('createAuthCache', () => {
+  const credentials = { organizationId: 'org_1', apiKey: 'lak_0123456789abcdef_secret' };
+  const auth = { orgId: '1', orgUid: 'org_1', keyId: 'key_0123456789abcdef' };
+
+  it('does not trust a key past its own expiry, even within the TTL', () => {
+    let now = 1_000_000;
+    const cache = createAuthCache({ ttlMs: TTL_MS, now: () => now });
+    cache.remember(credentials, { ...auth, keyExpiresAtMs: now + 1000 });
+    now += 999;
+    expect(cache.get(credentials)).toEqual({ ...auth, keyExpiresAtMs: 1_001_000 });
+    now += 1;
+    expect(cache.get(credentials)).toBeUndefined();
+  });
+
+  it('caches nothing when the TTL is 0', () => {
+    const cache = createAuthCache({ ttlMs: 0 });
+    cache.remember(credentials, auth);
+    expect(cache.get(credentials)).toBeUndefined();
+  });
+
+  it('holds at most maxEntries, dropping the oldest', () => {
+    const cache = createAuthCache({ ttlMs: TTL_MS, maxEntries: 2 });
+    const nth = (n: number) => ({ ...credentials, apiKey: `${credentials.apiKey}${n}` });
+    cache.remember(nth(1), auth);
+    cache.remember(nth(2), auth);
+    cache.remember(nth(3), auth);
+    expect(cache.get(nth(1))).toBeUndefined();
+    expect(cache.get(nth(2))).toEqual(auth);
+    expect(cache.get(nth(3))).toEqual(auth);
+  });
+});
