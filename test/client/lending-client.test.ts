@@ -255,17 +255,7 @@ describeEachStore('LendingClient', (store) => {
 
     it('gives up after maxAttempts and throws the 503', async () => {
       const fetch = injectFetch(downApp);
-      const sleeps: number[] = [];
-      const client = new LendingClient({
-        baseUrl: BASE_URL,
-        organizationId: tenant.org.uid,
-        apiKey: tenant.apiKey,
-        fetch,
-        retry: { maxAttempts: 3 },
-        sleep: async (ms) => {
-          sleeps.push(ms);
-        },
-      });
+      const { client, sleeps } = clientFor({ fetch, retry: { maxAttempts: 3 } });
       const error = (await client.creditLimits.list().catch((caught: unknown) => caught)) as LendingApiError;
       expect(error).toMatchObject({ status: 503, code: 'service_unavailable', retryAfterSeconds: 1 });
       expect(fetch.requests).toHaveLength(3);
