@@ -8,7 +8,7 @@ import { connectRedis } from './http/redis-client.js';
 import { createLogger } from './logger.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { migrate, pendingMigrations } from './store/migrate.js';
-import { openStore } from './store/open-store.js';
+import { openStore, type OpenStoreOptions } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
 export interface RunningServer {
@@ -21,21 +21,24 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How the serving process opens its store: pool size, lock wait and timeouts from the config. */
+export function serverStoreOptions(config: Config): OpenStoreOptions {
+  return {
+    poolSize: config.databasePoolSize,
+    lockWaitMs: config.pgliteLockTimeoutMs,
+    connectionTimeoutMs: config.databaseConnectTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    poolWaitMs: config.databasePoolWaitMs,
+  };
+}
+
 /**
  * Process work: open the store, make sure the schema is current, listen.
  * The embedded store is migrated automatically; PostgreSQL must be migrated
  * with `lending-api migrate`, so a deploy never changes a shared schema by surprise.
  */
 export async function startServer(config: Config, store?: Store): Promise<RunningServer> {
-  const openedStore =
-    store ??
-    (await openStore(config.store, {
-      poolSize: config.databasePoolSize,
-      lockWaitMs: config.pgliteLockTimeoutMs,
-      connectionTimeoutMs: config.databaseConnectTimeoutMs,
-      queryTimeoutMs: config.databaseQueryTimeoutMs,
-      poolWaitMs: config.databasePoolWaitMs,
-    }));
+  const openedStore = store ?? (await openStore(config.store, serverStoreOptions(config)));
   const logger = createLogger(config.logLevel);
   let redis: Redis | undefined;
   let metricsServer: MetricsServer | undefined;

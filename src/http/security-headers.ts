@@ -9,6 +9,7 @@ const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 export const securityHeaders = fp(
   async (app: FastifyInstance) => {
     app.addHook('onSend', async (_request, reply, payload) => {
+      reply.header('x-content-type-options', 'nosniff');
       reply.header('x-frame-options', 'DENY');
       reply.header('referrer-policy', 'no-referrer');
       const type = String(reply.getHeader('content-type') ?? '');

@@ -1,15 +1,16 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, spawnCli } from '../helpers/cli.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
 const CLI_TIMEOUT = 180_000;
-import { BIN, runCli } from './run-cli.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-demo-'));
-const env = { DATABASE_URL: `pglite://${path.join(dir, 'data')}`, PGLITE_LOCK_TIMEOUT_MS: '300', LOG_LEVEL: 'silent' };
+const databaseUrl = `pglite://${path.join(dir, 'data')}`;
+const env = { PGLITE_LOCK_TIMEOUT_MS: '300', LOG_LEVEL: 'silent' };
 const children: ChildProcessWithoutNullStreams[] = [];
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
@@ -19,7 +20,7 @@ afterAll(() => {
 /** Starts `demo --serve` on a free port and resolves with its JSON start-up line. */
 function startDemoServer(): Promise<{ child: ChildProcessWithoutNullStreams; info: { url: string; org: string; key: string } }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'demo', '--serve', '--port', '0', '--json'], { env: { ...process.env, ...env } });
+    const child = spawnCli(['demo', '--serve', '--port', '0', '--json'], databaseUrl, env);
     children.push(child);
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -36,12 +37,12 @@ function startDemoServer(): Promise<{ child: ChildProcessWithoutNullStreams; inf
 
 describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
   it('creates the demo organization and prints working credentials', async () => {
-    const result = await runCli(['demo', '--json'], env);
+    const result = await runCli(['demo', '--json'], databaseUrl, undefined, env);
     expect(result.code).toBe(0);
     const demo = JSON.parse(result.stdout) as { org: string; key: string; payment_methods: number };
     expect(demo.org).toBe('org_demo');
     expect(demo.payment_methods).toBeGreaterThan(10);
-    const human = await runCli(['demo'], env);
+    const human = await runCli(['demo'], databaseUrl, undefined, env);
     expect(human.stdout).toContain("curl -u 'org_demo:lak_");
   });
 
@@ -54,14 +55,14 @@ describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
     expect(page.count).toBeGreaterThan(0);
     expect(page.items.every((item) => item.currency === 'USD')).toBe(true);
 
-    const blocked = await runCli(['org', 'create', '--name', 'Late'], env);
+    const blocked = await runCli(['org', 'create', '--name', 'Late'], databaseUrl, undefined, env);
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain(`is in use by process ${child.pid}`);
 
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const after = await runCli(['org', 'create', '--name', 'Late', '--json'], env);
+    const after = await runCli(['org', 'create', '--name', 'Late', '--json'], databaseUrl, undefined, env);
     expect(after.code).toBe(0);
   });
 });

@@ -152,9 +152,9 @@ if (/^postgres(ql)?:/.test(databaseUrl)) {
       const [{ schema } = { schema: '' }] = await store.query<{ schema: string }>('SELECT current_schema() AS schema');
       const applicationName = `import-kill-${randomBytes(4).toString('hex')}`;
       const child = spawnCli(['import', '--org', tenant.org.uid, '-'], postgresUrlWithSchema(databaseUrl, schema, applicationName));
-      child.stdin!.on('error', () => {}); // EPIPE once it is killed
+      child.stdin.on('error', () => {}); // EPIPE once it is killed
       let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
 
       // Half a file: updates of existing records, new records and ledger lines; stdin stays open.
@@ -163,7 +163,7 @@ if (/^postgres(ql)?:/.test(databaseUrl)) {
         lines.push(JSON.stringify({ object: 'payment_method', uid: `pm_k${i}`, entity: 'e', type: 'ACH', currency: 'USD', last_2: '01' }));
       }
       lines.push(JSON.stringify({ object: 'drawdown', id: 'dd_kill', limit: 'cl_1', amount: '10' }));
-      child.stdin!.write(lines.join('\n') + '\n');
+      child.stdin.write(lines.join('\n') + '\n');
 
       await waitFor(async () => {
         const rows = await store.query(

@@ -2,32 +2,32 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
 const CLI_TIMEOUT = 180_000;
-import { runCli } from './run-cli.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-cli-'));
-const env = { DATABASE_URL: `pglite://${path.join(dir, 'data')}` };
+const databaseUrl = `pglite://${path.join(dir, 'data')}`;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
   it('creates an organization and keys, lists and revokes them, with --json', async () => {
-    const org = await runCli(['org', 'create', '--name', 'Acme Lending', '--uid', 'org_acme', '--json'], env);
+    const org = await runCli(['org', 'create', '--name', 'Acme Lending', '--uid', 'org_acme', '--json'], databaseUrl);
     expect(org.stderr).toBe('');
     expect(org.code).toBe(0);
     expect(JSON.parse(org.stdout)).toEqual({ uid: 'org_acme', name: 'Acme Lending' });
 
-    const key = await runCli(['key', 'create', '--org', 'org_acme', '--json'], env);
+    const key = await runCli(['key', 'create', '--org', 'org_acme', '--json'], databaseUrl);
     expect(key.code).toBe(0);
     const created = JSON.parse(key.stdout) as { id: string; org: string; key: string };
     expect(created.org).toBe('org_acme');
     expect(created.id).toMatch(/^key_[0-9a-f]{16}$/);
     expect(created.key).toMatch(/^lak_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
 
-    const expiring = JSON.parse((await runCli(['key', 'create', '--org', 'org_acme', '--expires', '2020-01-01', '--json'], env)).stdout) as { id: string };
+    const expiring = JSON.parse((await runCli(['key', 'create', '--org', 'org_acme', '--expires', '2020-01-01', '--json'], databaseUrl)).stdout) as { id: string };
 
-    const list = await runCli(['key', 'list', '--org', 'org_acme', '--json'], env);
+    const list = await runCli(['key', 'list', '--org', 'org_acme', '--json'], databaseUrl);
     const keys = JSON.parse(list.stdout) as { id: string; status: string }[];
     expect(keys.map((k) => [k.id, k.status])).toEqual([
       [created.id, 'active'],
@@ -35,37 +35,37 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
     ]);
     expect(list.stdout).not.toContain(created.key);
 
-    const revoke = await runCli(['key', 'revoke', created.id, '--json'], env);
+    const revoke = await runCli(['key', 'revoke', created.id, '--json'], databaseUrl);
     expect(revoke.code).toBe(0);
     expect(JSON.parse(revoke.stdout)).toMatchObject({ id: created.id, org: 'org_acme' });
-    const human = await runCli(['key', 'list', '--org', 'org_acme'], env);
+    const human = await runCli(['key', 'list', '--org', 'org_acme'], databaseUrl);
     expect(human.stdout).toMatch(new RegExp(`${created.id}\\s+revoked`));
   });
 
   it('prints human text without --json', async () => {
-    const org = await runCli(['org', 'create', '--name', 'Beta'], env);
+    const org = await runCli(['org', 'create', '--name', 'Beta'], databaseUrl);
     expect(org.code).toBe(0);
     expect(org.stdout).toMatch(/^created organization org_[0-9a-f]{16} \(Beta\)/);
   });
 
   it('fails with a message on stderr and a non-zero exit', async () => {
-    const duplicate = await runCli(['org', 'create', '--name', 'Again', '--uid', 'org_acme'], env);
+    const duplicate = await runCli(['org', 'create', '--name', 'Again', '--uid', 'org_acme'], databaseUrl);
     expect(duplicate.code).toBe(1);
     expect(duplicate.stdout).toBe('');
     expect(duplicate.stderr).toContain("organization 'org_acme' already exists");
-    const noOrg = await runCli(['key', 'create', '--org', 'org_missing', '--json'], env);
+    const noOrg = await runCli(['key', 'create', '--org', 'org_missing', '--json'], databaseUrl);
     expect(noOrg.code).toBe(1);
     expect(noOrg.stderr).toContain("no organization 'org_missing'");
-    const badExpiry = await runCli(['key', 'create', '--org', 'org_acme', '--expires', 'tomorrow'], env);
+    const badExpiry = await runCli(['key', 'create', '--org', 'org_acme', '--expires', 'tomorrow'], databaseUrl);
     expect(badExpiry.code).toBe(1);
     expect(badExpiry.stderr).toContain('--expires must be an ISO 8601 timestamp');
-    const unknownKey = await runCli(['key', 'revoke', 'key_0000000000000000'], env);
+    const unknownKey = await runCli(['key', 'revoke', 'key_0000000000000000'], databaseUrl);
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stderr).toContain("no API key 'key_0000000000000000'");
-    const badUrl = await runCli(['migrate'], { DATABASE_URL: 'mysql://nope' });
+    const badUrl = await runCli(['migrate'], 'mysql://nope');
     expect(badUrl.code).toBe(1);
     expect(badUrl.stderr).toContain('DATABASE_URL must start with postgres://');
-    const usage = await runCli(['org', 'create'], env);
+    const usage = await runCli(['org', 'create'], databaseUrl);
     expect(usage.code).not.toBe(0);
     expect(usage.stderr).toContain("required option '--name <name>' not specified");
   });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/lending-api', import.meta.url));
@@ -10,23 +10,23 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Starts the real `bin/lending-api` with DATABASE_URL set. */
-export function spawnCli(args: readonly string[], databaseUrl: string): ChildProcess {
+/** Starts the real `bin/lending-api` with DATABASE_URL (and any `extraEnv`) set. */
+export function spawnCli(args: readonly string[], databaseUrl: string, extraEnv: Record<string, string> = {}): ChildProcessWithoutNullStreams {
   return spawn(process.execPath, [BIN, ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, DEBUG: '' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, DEBUG: '', ...extraEnv },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }
 
 /** Runs `bin/lending-api` to completion, feeding `input` on standard input. */
-export function runCli(args: readonly string[], databaseUrl: string, input?: string): Promise<CliResult> {
-  const child = spawnCli(args, databaseUrl);
+export function runCli(args: readonly string[], databaseUrl: string, input?: string, extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  const child = spawnCli(args, databaseUrl, extraEnv);
   let stdout = '';
   let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin!.end(input ?? '');
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input ?? '');
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
 import { importJsonl } from '../../import/index.js';
 import { loadConfig } from '../../config.js';
-import { closeOnSignals, startServer } from '../../server.js';
+import { closeOnSignals, serverStoreOptions, startServer } from '../../server.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
@@ -54,7 +54,8 @@ export function registerDemo(program: Command): void {
       .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
   ).action(async (flags: ServeFlags & { serve?: boolean }) => {
     const config = flags.serve ? configFromFlags(flags) : loadConfig();
-    const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
+    // When it goes on serving, the store is the server's: its pool size and timeouts.
+    const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
     try {
       if (store.kind === 'pglite') await migrate(store);
       const demo = await setUpDemo(store);
