@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
-import { STAGING_TABLE } from './staging.js';
+import { LEDGER_LINES_TABLE } from './staging.js';
 
 export interface LedgerCounts {
   /** New entries recorded. */
@@ -12,6 +12,10 @@ export interface LedgerCounts {
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
+// Stored rows are found with LATERAL … OFFSET 0 and NOT EXISTS (… OFFSET 0),
+// which PostgreSQL keeps as one index probe per line (see stageLatest in
+// merge-records.ts for why a join is not left to the planner).
+
 /**
  * Finds ledger lines that can never apply: an unknown limit, or an id used
  * with different content (earlier in the file, or already recorded).
@@ -20,8 +24,8 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
   await tx.query(
     `CREATE TEMP TABLE import_ledger ON COMMIT DROP AS
      SELECT s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, l.id AS limit_id
-       FROM ${STAGING_TABLE} s LEFT JOIN credit_limits l ON l.org_id = $1 AND l.uid = s.limit_uid
-      WHERE s.object IN ('drawdown', 'repayment')`,
+       FROM ${LEDGER_LINES_TABLE} s
+       LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = s.limit_uid OFFSET 0) l ON true`,
     [orgId],
   );
   await tx.query(
@@ -57,7 +61,7 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
     `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
             to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
        FROM import_ledger_first f
-       JOIN ledger_entries x ON x.org_id = $1 AND x.id = f.id
+       JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id OFFSET 0) x ON true
        JOIN credit_limits l ON l.id = x.limit_id
       WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
          OR (f.at IS NOT NULL AND x.at <> f.at)`,
@@ -85,7 +89,7 @@ export async function applyLedgerLines(
      SELECT f.line, f.id, f.kind, f.amount, coalesce(f.at, now()) AS at, f.limit_id,
             CASE WHEN f.kind = 'drawdown' THEN f.amount ELSE -f.amount END AS delta
        FROM import_ledger_first f
-      WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id)`,
+      WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id OFFSET 0)`,
     [orgId],
   );
   const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(

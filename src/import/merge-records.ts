@@ -29,17 +29,159 @@ const CREDIT_LIMITS: RecordTable = {
   columns: ['entity', 'currency', 'capacity', 'rate'],
 };
 
+const KINDS = [PAYMENT_METHODS, CREDIT_LIMITS] as const;
+
+export interface RecordBatchCounts {
+  readonly payment_method: number;
+  readonly credit_limit: number;
+}
+
 /**
- * Keeps the last line of each uid in its own temporary table (as if the
- * lines were applied in order), for the checks and the merge to share.
+ * Merges the record lines of an import batch by batch, with a few set-based
+ * statements per batch, and keeps the counts exact across batches, where a
+ * uid may come back: `inserted` adds up (a uid is inserted once); of the
+ * rows that existed before the import, those the file names are "seen", and
+ * those it changed (in any batch) are updated; the rest of the seen are
+ * unchanged.
  */
-export async function stageLatestRecords(tx: Queryable): Promise<void> {
-  for (const kind of [PAYMENT_METHODS, CREDIT_LIMITS]) {
-    await tx.query(
-      `CREATE TEMP TABLE ${sourceOf(kind)} ON COMMIT DROP AS
-       SELECT DISTINCT ON (uid) line, uid, ${kind.columns.join(', ')}, created_at, updated_at
-         FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC`,
+export class RecordMerger {
+  private readonly inserted = { payment_method: 0, credit_limit: 0 };
+
+  private constructor(
+    private readonly tx: Queryable,
+    private readonly orgId: string,
+    /** The highest row id before the import: this organization's higher ids are this import's inserts. */
+    private readonly idsBefore: Record<RecordTable['object'], string>,
+  ) {}
+
+  static async start(tx: Queryable, orgId: string): Promise<RecordMerger> {
+    const idsBefore = { payment_method: '0', credit_limit: '0' };
+    for (const kind of KINDS) {
+      await tx.query(
+        `CREATE TEMP TABLE ${sourceOf(kind)} ON COMMIT DROP AS
+         SELECT line, uid, ${kind.columns.join(', ')}, created_at, updated_at,
+                NULL::bigint AS target_id, NULL::numeric AS outstanding, NULL::boolean AS changed
+           FROM ${STAGING_TABLE} WITH NO DATA`,
+      );
+      await tx.query(`CREATE TEMP TABLE ${seenOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
+      await tx.query(`CREATE TEMP TABLE ${updatedOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
+      const [row] = await tx.query<{ id: string }>(`SELECT coalesce(max(id), 0)::text AS id FROM ${kind.table}`);
+      idsBefore[kind.object] = row?.id ?? '0';
+    }
+    return new RecordMerger(tx, orgId, idsBefore);
+  }
+
+  /**
+   * Merges the records of the batch now in the staging table. Capacity
+   * problems are added to `errors` (and the batch is not merged).
+   */
+  async mergeBatch(lines: RecordBatchCounts, errors: LineErrorList, maxErrors: number): Promise<void> {
+    for (const kind of KINDS) {
+      if (lines[kind.object] === 0) continue;
+      await this.stageLatest(kind);
+      if (kind === CREDIT_LIMITS) {
+        await checkCapacities(this.tx, errors, maxErrors);
+        if (errors.total > 0) return;
+      }
+      await this.updateChanged(kind);
+      this.inserted[kind.object] += await this.insertNew(kind);
+    }
+  }
+
+  async counts(): Promise<{ payment_methods: MergeCounts; credit_limits: MergeCounts }> {
+    const [payment_methods, credit_limits] = [await this.countsOf(PAYMENT_METHODS), await this.countsOf(CREDIT_LIMITS)];
+    return { payment_methods, credit_limits };
+  }
+
+  /**
+   * Keeps the last line of each uid in the batch, with the stored row it
+   * names (one probe of the (org_id, uid) index per uid) and whether it
+   * changes anything. A row changes when a field differs, when a given
+   * created_at differs, or when a given updated_at is later than the stored
+   * one (a drawdown may have touched the limit since the file was written).
+   *
+   * The probe is a LATERAL subquery with OFFSET 0, which PostgreSQL never
+   * turns into a join: while a first big import fills a table that has no
+   * statistics yet, the planner would otherwise reckon the organization
+   * holds a few rows and re-read all of them for every line.
+   */
+  private async stageLatest(kind: RecordTable): Promise<void> {
+    const columns = kind.columns;
+    const outstanding = kind === CREDIT_LIMITS ? 't.outstanding' : 'NULL::numeric';
+    await this.tx.query(`TRUNCATE ${sourceOf(kind)}`);
+    await this.tx.query(
+      `WITH latest AS (
+         INSERT INTO ${sourceOf(kind)}
+         SELECT s.line, s.uid, ${columns.map((c) => `s.${c}`).join(', ')}, s.created_at, s.updated_at, t.id, t.outstanding,
+                t.id IS NOT NULL
+                AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${columns.map((c) => `s.${c}`).join(', ')})
+                     OR t.created_at <> coalesce(s.created_at, t.created_at)
+                     OR s.updated_at > t.updated_at)
+           FROM (SELECT DISTINCT ON (uid) * FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC) s
+           LEFT JOIN LATERAL (
+             SELECT t.id, ${columns.map((c) => `t.${c}`).join(', ')}, t.created_at, t.updated_at, ${outstanding} AS outstanding
+               FROM ${kind.table} t WHERE t.org_id = $1 AND t.uid = s.uid OFFSET 0) t ON true
+         RETURNING target_id)
+       INSERT INTO ${seenOf(kind)} (id) SELECT target_id FROM latest WHERE target_id <= $2 ON CONFLICT DO NOTHING`,
+      [this.orgId, this.idsBefore[kind.object]],
     );
+  }
+
+  /**
+   * Updates only rows where something differs, so importing the same file
+   * twice changes nothing (not even updated_at). An omitted created_at keeps
+   * the stored one. updated_at never moves backwards, and a row that changes
+   * without a later updated_at gets now, so a client syncing with
+   * `updated_from` always sees the change. The condition is checked again on
+   * the row as it is now: a drawdown since the staging can only make a
+   * change unnecessary.
+   */
+  private async updateChanged(kind: RecordTable): Promise<void> {
+    const columns = kind.columns;
+    await this.tx.query(
+      `WITH changed AS (
+         UPDATE ${kind.table} t
+            SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
+                created_at = coalesce(s.created_at, t.created_at),
+                updated_at = CASE WHEN s.updated_at > t.updated_at THEN s.updated_at ELSE greatest(now(), t.updated_at) END
+           FROM ${sourceOf(kind)} s
+          WHERE s.changed AND t.id = s.target_id
+            AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${columns.map((c) => `s.${c}`).join(', ')})
+                 OR t.created_at <> coalesce(s.created_at, t.created_at)
+                 OR s.updated_at > t.updated_at)
+         RETURNING t.id)
+       INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
+      [this.idsBefore[kind.object]],
+    );
+  }
+
+  /**
+   * New uids, found by the staging probe. Imports of one organization are
+   * serialized by an advisory lock, so no other writer creates these uids in
+   * between.
+   */
+  private async insertNew(kind: RecordTable): Promise<number> {
+    const columns = kind.columns;
+    const [inserted] = await this.tx.query<{ count: string }>(
+      `WITH added AS (
+         INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
+         SELECT $1, s.uid, ${columns.map((c) => `s.${c}`).join(', ')},
+                coalesce(s.created_at, now()), coalesce(s.updated_at, greatest(s.created_at, now()))
+           FROM ${sourceOf(kind)} s
+          WHERE s.target_id IS NULL
+         RETURNING 1)
+       SELECT count(*)::text AS count FROM added`,
+      [this.orgId],
+    );
+    return Number(inserted?.count ?? 0);
+  }
+
+  private async countsOf(kind: RecordTable): Promise<MergeCounts> {
+    const [row] = await this.tx.query<{ seen: string; updated: string }>(
+      `SELECT (SELECT count(*) FROM ${seenOf(kind)})::text AS seen, (SELECT count(*) FROM ${updatedOf(kind)})::text AS updated`,
+    );
+    const updated = Number(row?.updated ?? 0);
+    return { inserted: this.inserted[kind.object], updated, unchanged: Number(row?.seen ?? 0) - updated };
   }
 }
 
@@ -48,80 +190,29 @@ export async function stageLatestRecords(tx: Queryable): Promise<void> {
  * outstanding amount (the table's CHECK would refuse them anyway; this names
  * the lines).
  */
-export async function checkCapacities(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
+async function checkCapacities(tx: Queryable, errors: LineErrorList, maxErrors: number): Promise<void> {
   await collectLineErrors<{ line: string; uid: string; capacity: string; outstanding: string }>(
     tx,
     errors,
     maxErrors,
-    `SELECT s.line, s.uid, s.capacity::text AS capacity, t.outstanding::text AS outstanding
-       FROM ${sourceOf(CREDIT_LIMITS)} s JOIN credit_limits t ON t.org_id = $1 AND t.uid = s.uid
-      WHERE s.capacity < t.outstanding`,
-    [orgId],
+    `SELECT line, uid, capacity::text AS capacity, outstanding::text AS outstanding
+       FROM ${sourceOf(CREDIT_LIMITS)} WHERE capacity < outstanding`,
+    [],
     (row) =>
       `capacity ${row.capacity} is below the outstanding amount of ${row.uid} (${row.outstanding}); record a repayment first or keep the capacity`,
   );
-}
-
-export async function mergePaymentMethods(tx: Queryable, orgId: string): Promise<MergeCounts> {
-  return mergeRecords(tx, orgId, PAYMENT_METHODS);
-}
-
-export async function mergeCreditLimits(tx: Queryable, orgId: string): Promise<MergeCounts> {
-  return mergeRecords(tx, orgId, CREDIT_LIMITS);
 }
 
 function sourceOf(kind: RecordTable): string {
   return `import_${kind.table}`;
 }
 
-/**
- * One set-based upsert by uid. Updates only rows where something differs, so
- * importing the same file twice changes nothing (not even updated_at). An
- * omitted created_at keeps the stored one. updated_at never moves backwards:
- * a line's updated_at counts only when it is later than the stored one (a
- * drawdown may have touched the limit since the file was written), and a row
- * that changes otherwise gets now, so a client syncing with `updated_from`
- * always sees the change.
- *
- * Two statements rather than INSERT … ON CONFLICT DO UPDATE, because the
- * update must know whether a time was given, which `excluded` cannot tell.
- * Imports of one organization are serialized by an advisory lock, so no
- * other writer creates these uids in between.
- */
-async function mergeRecords(tx: Queryable, orgId: string, kind: RecordTable): Promise<MergeCounts> {
-  const source = sourceOf(kind);
-  const [total] = await tx.query<{ count: string }>(`SELECT count(*)::text AS count FROM ${source}`);
-  const distinct = Number(total?.count ?? 0);
-  if (distinct === 0) return { inserted: 0, updated: 0, unchanged: 0 };
+/** Ids of the rows that existed before the import and that the file names. */
+function seenOf(kind: RecordTable): string {
+  return `import_seen_${kind.table}`;
+}
 
-  const columns = kind.columns;
-  const [updated] = await tx.query<{ count: string }>(
-    `WITH changed AS (
-       UPDATE ${kind.table} t
-          SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
-              created_at = coalesce(s.created_at, t.created_at),
-              updated_at = CASE WHEN s.updated_at > t.updated_at THEN s.updated_at ELSE greatest(now(), t.updated_at) END
-         FROM ${source} s
-        WHERE t.org_id = $1 AND t.uid = s.uid
-          AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${columns.map((c) => `s.${c}`).join(', ')})
-               OR t.created_at <> coalesce(s.created_at, t.created_at)
-               OR s.updated_at > t.updated_at)
-       RETURNING 1)
-     SELECT count(*)::text AS count FROM changed`,
-    [orgId],
-  );
-  const [inserted] = await tx.query<{ count: string }>(
-    `WITH added AS (
-       INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
-       SELECT $1, s.uid, ${columns.map((c) => `s.${c}`).join(', ')},
-              coalesce(s.created_at, now()), coalesce(s.updated_at, greatest(s.created_at, now()))
-         FROM ${source} s
-        WHERE NOT EXISTS (SELECT 1 FROM ${kind.table} t WHERE t.org_id = $1 AND t.uid = s.uid)
-       RETURNING 1)
-     SELECT count(*)::text AS count FROM added`,
-    [orgId],
-  );
-  const insertedCount = Number(inserted?.count ?? 0);
-  const updatedCount = Number(updated?.count ?? 0);
-  return { inserted: insertedCount, updated: updatedCount, unchanged: distinct - insertedCount - updatedCount };
+/** Ids of the rows that existed before the import and that it changed: a subset of seenOf. */
+function updatedOf(kind: RecordTable): string {
+  return `import_updated_${kind.table}`;
 }

@@ -1,11 +1,15 @@
 import type { ImportRecord } from './import-record.js';
 
 /**
- * The session-private staging table every valid line is COPYed into before
- * one set-based merge. ON COMMIT DROP: it disappears with the transaction,
- * committed or not. For ledger lines, uid holds the entry's id.
+ * The session-private staging table each batch of valid lines is COPYed into
+ * before its set-based merge; emptied after every batch. ON COMMIT DROP: it
+ * disappears with the transaction, committed or not. For ledger lines, uid
+ * holds the entry's id.
  */
 export const STAGING_TABLE = 'import_stage';
+
+/** Ledger lines of every batch, kept until the records are all merged. */
+export const LEDGER_LINES_TABLE = 'import_ledger_lines';
 
 export const CREATE_STAGING_TABLE = `CREATE TEMP TABLE ${STAGING_TABLE} (
   line bigint NOT NULL,
@@ -23,6 +27,15 @@ export const CREATE_STAGING_TABLE = `CREATE TEMP TABLE ${STAGING_TABLE} (
   updated_at timestamptz,
   at timestamptz
 ) ON COMMIT DROP`;
+
+export const CREATE_LEDGER_LINES_TABLE = `CREATE TEMP TABLE ${LEDGER_LINES_TABLE} ON COMMIT DROP AS
+  SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WITH NO DATA`;
+
+/** Moves a batch's ledger lines aside; records are merged straight from the batch. */
+export const KEEP_LEDGER_LINES = `INSERT INTO ${LEDGER_LINES_TABLE}
+  SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WHERE object IN ('drawdown', 'repayment')`;
+
+export const EMPTY_STAGING_TABLE = `TRUNCATE ${STAGING_TABLE}`;
 
 export const STAGING_COPY_TARGET = `${STAGING_TABLE} (line, object, uid, entity, type, currency, last_2, capacity, rate, limit_uid, amount, created_at, updated_at, at)`;
 

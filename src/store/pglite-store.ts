@@ -38,9 +38,9 @@ export class PgliteStore implements Store {
         exec: async (sql: string) => {
           await transaction.exec(sql);
         },
-        copyFrom: async (target: string, chunks: AsyncIterable<string>) => {
+        copyFrom: async (target: string, chunks: AsyncIterable<string | Uint8Array>) => {
           let rows = 0;
-          let pending: string[] = [];
+          let pending: (string | Uint8Array)[] = [];
           let size = 0;
           const flush = async () => {
             if (size === 0) return;

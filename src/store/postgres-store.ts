@@ -81,7 +81,7 @@ export class PostgresStore implements Store {
         exec: async (sql: string) => {
           await run(sql);
         },
-        copyFrom: async (target: string, chunks: AsyncIterable<string>) => {
+        copyFrom: async (target: string, chunks: AsyncIterable<string | Uint8Array>) => {
           const copy = client.query(copyFromStdin(`COPY ${target} FROM STDIN`));
           try {
             await pipeline(Readable.from(chunks), copy);

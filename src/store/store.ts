@@ -43,11 +43,11 @@ export interface Queryable {
 export interface Transaction extends Queryable {
   /**
    * Runs `COPY <target> FROM …` in PostgreSQL's text format, fed from
-   * `chunks`: each chunk holds whole rows, each ending in a newline. The
+   * `chunks` (text or UTF-8 bytes): each chunk holds whole rows, each ending in a newline. The
    * chunks are consumed as they come, so memory stays bounded however many
    * rows there are. Resolves to the number of rows copied.
    */
-  copyFrom(target: string, chunks: AsyncIterable<string>): Promise<number>;
+  copyFrom(target: string, chunks: AsyncIterable<string | Uint8Array>): Promise<number>;
 }
 
 export type StoreKind = 'postgres' | 'pglite';

@@ -77,6 +77,20 @@ describeEachStore('importJsonl', (store) => {
       expect(entry?.id).toMatch(/^dd_[0-9a-f]{32}$/);
     });
 
+    it('refuses to delete an organization that still has records, and deletes one that has none', async () => {
+      const kept = await createTenant(store());
+      const empty = await createTenant(store());
+      await importLines(store(), kept.org.uid, [SAMPLE_LINES[0]]);
+
+      await expect(store().query('DELETE FROM organizations WHERE uid = $1', [kept.org.uid])).rejects.toThrow(
+        /an organization that has payment methods or credit limits cannot be deleted/,
+      );
+      await store().query('DELETE FROM organizations WHERE uid = $1', [empty.org.uid]);
+
+      const left = await store().query<{ uid: string }>('SELECT uid FROM organizations WHERE uid IN ($1, $2)', [kept.org.uid, empty.org.uid]);
+      expect(left).toEqual([{ uid: kept.org.uid }]);
+    });
+
     it('keeps each organization to its own records even with the same uids', async () => {
       const a = await createTenant(store());
       const b = await createTenant(store());
@@ -121,6 +135,50 @@ describeEachStore('importJsonl', (store) => {
       const summary = await importLines(store(), tenant.org.uid, [SAMPLE_LINES[0], { ...SAMPLE_LINES[0], entity: 'ent_last' }]);
       expect(summary.payment_methods).toEqual({ inserted: 1, updated: 0, unchanged: 0 });
       expect((await getJson(store(), tenant, '/api/methods/pm_1/')).body.entity).toBe('ent_last');
+    });
+
+    it('merges in batches with the same records and exact counts as in one, however often a uid comes back', async () => {
+      const pm = SAMPLE_LINES[0];
+      const cl = SAMPLE_LINES[1];
+      const changed = { ...pm, entity: 'ent_changed', updated_at: '2024-06-01T00:00:00Z' };
+      const fresh = { ...pm, uid: 'pm_new', created_at: '2024-06-02T00:00:00Z', updated_at: '2024-06-02T00:00:00Z' };
+      const lines = [
+        pm, // unchanged so far…
+        fresh,
+        changed, // …then changed in a later batch: one update
+        { ...fresh, type: 'SEPA', updated_at: '2024-06-04T00:00:00Z' }, // inserted earlier in this import: still one insert
+        changed,
+        cl,
+        cl,
+        { object: 'drawdown', id: 'dd_batch', limit: 'cl_1', amount: '1.00', at: '2024-06-03T00:00:00Z' },
+      ];
+      const summaries = [];
+      const records = [];
+      for (const batchLines of [2, 1, 20_000]) {
+        const tenant = await createTenant(store());
+        await importLines(store(), tenant.org.uid, SAMPLE_LINES);
+        summaries.push(await importLines(store(), tenant.org.uid, lines, { batchLines }));
+        records.push([
+          (await getJson(store(), tenant, '/api/methods/?order_by=created_at')).body.items,
+          (await getJson(store(), tenant, '/api/limits/')).body.items,
+        ]);
+      }
+
+      expect(summaries[0]).toMatchObject({
+        lines: 8,
+        payment_methods: { inserted: 1, updated: 1, unchanged: 0 },
+        credit_limits: { inserted: 0, updated: 0, unchanged: 1 },
+        ledger_entries: { applied: 1, unchanged: 0 },
+      });
+      expect(summaries[1]).toEqual(summaries[0]);
+      expect(summaries[2]).toEqual(summaries[0]);
+      expect(records[0]?.[0]).toMatchObject([
+        { uid: 'pm_1', entity: 'ent_changed', updated_at: '2024-06-01T00:00:00.000000Z' },
+        { uid: 'pm_new', type: 'SEPA', updated_at: '2024-06-04T00:00:00.000000Z' },
+      ]);
+      expect(records[0]?.[1]).toMatchObject([{ uid: 'cl_1', outstanding: 1001 }]);
+      expect(records[1]).toEqual(records[0]);
+      expect(records[2]).toEqual(records[0]);
     });
 
     it('never lets a credit-limit line change outstanding, and does not move updated_at back past a drawdown', async () => {
