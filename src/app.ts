@@ -12,6 +12,7 @@ import { ApiError } from './http/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import { resourceRoutes } from './http/resource-routes.js';
+import { DEFAULT_LIST_CACHE, ListCache, type ListCacheOptions } from './listing/list-cache.js';
 import type { ResourceDefinition } from './listing/resource-definition.js';
 import { RESOURCES } from './resources/index.js';
 import type { Store } from './store/store.js';
@@ -33,6 +34,12 @@ export interface AppOptions {
    * 0 or absent checks every request against the store. `now` is for tests.
    */
   authCache?: { ttlMs: number; now?: () => number };
+  /**
+   * Remember exact counts and deep-page anchors per table version (see
+   * ListCache); `false` computes everything on every request. Default:
+   * DEFAULT_LIST_CACHE.
+   */
+  listCache?: ListCacheOptions | false;
 }
 
 /**
@@ -76,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     resources: options.resources ?? RESOURCES,
     publicUrl: options.publicUrl,
     authCache: options.authCache && createAuthCache(options.authCache),
+    listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
   });
   return app;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import type { ListCache } from '../listing/list-cache.js';
 import { listRecords, retrieveRecord } from '../listing/list-records.js';
 import { buildPageLinks } from '../listing/page-links.js';
 import { parseListQuery } from '../listing/query-parser.js';
@@ -15,6 +16,7 @@ export interface ResourceRoutesOptions {
   resources: readonly ResourceDefinition[];
   publicUrl: string | undefined;
   authCache?: AuthCache | undefined;
+  listCache?: ListCache | undefined;
 }
 
 export const ALLOWED_METHODS = 'GET, HEAD';
@@ -22,7 +24,7 @@ export const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as co
 
 /** `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind Basic auth. */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
-  const { store, resources, publicUrl, authCache } = options;
+  const { store, resources, publicUrl, authCache, listCache } = options;
 
   // 405 needs no credentials: it tells nothing about any organization.
   for (const resource of resources) {
@@ -42,7 +44,7 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
       authenticated.get(collectionPath, async (request, reply) => {
         const auth = requireAuth(request);
         const query = parseListQuery(resource, rawQueryOf(request));
-        const result = await listRecords(store, resource, auth.orgId, query);
+        const result = await listRecords(store, resource, auth.orgId, query, listCache);
         const links = buildPageLinks(publicBaseUrl(request, publicUrl) + collectionPath, query.params, query.page, result.lastPage);
         reply.header('link', links.header);
         return { count: result.count, next: links.next, previous: links.previous, items: result.items };

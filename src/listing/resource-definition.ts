@@ -25,12 +25,20 @@ export interface ResourceDefinition {
   readonly description: string;
   readonly table: string;
   /**
-   * The table's exact row count per organization is kept in `row_counts` by
-   * triggers (see migration 003), so an unfiltered list reads its count there
-   * instead of counting rows. Set it only when the table's migration installs
-   * those triggers.
+   * The table's exact row count and version per organization are kept in
+   * `row_counts` by triggers (migrations 003 and 005), so an unfiltered list
+   * reads its count there instead of counting rows, and counts and page
+   * anchors can be remembered per version. Set it only when the table's
+   * migrations install those triggers.
    */
   readonly countedRows?: boolean;
+  /**
+   * Fields that change without moving the table's version in `row_counts`
+   * (migration 005): ledger entries move a credit limit's amounts and
+   * updated_at. A list filtered or ordered by one of them is never served
+   * from counts or page anchors remembered at an earlier version.
+   */
+  readonly volatileFields?: readonly string[];
   /** Public fields, serialized in this order. `uid` is the lookup key. */
   readonly fields: Readonly<Record<string, FieldDefinition>>;
   readonly filters: readonly FilterDefinition[];

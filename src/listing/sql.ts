@@ -1,3 +1,4 @@
+import type { PageAnchor } from './list-cache.js';
 import type { ResourceDefinition, FieldDefinition } from './resource-definition.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 
@@ -20,6 +21,29 @@ export interface ListSql {
    * is empty). Both halves read the same snapshot.
    */
   readonly combined: SqlQuery;
+  /**
+   * Statements that also read the organization's table version in the same
+   * snapshot (`version` on every row), for resources with `countedRows`.
+   */
+  readonly versioned?: VersionedListSql;
+}
+
+export interface VersionedListSql {
+  /** `count` and `version`. */
+  readonly count: SqlQuery;
+  /** As `combined`, with `version`. */
+  readonly combined: SqlQuery;
+  /**
+   * The page that starts `offset` rows after `anchor` (or after the start),
+   * with `version`; one row with a null `_row_id` if the page is empty.
+   */
+  pageAfter(anchor: PageAnchor | undefined, offset: number): SqlQuery;
+  /**
+   * Walks `rows` rows after `anchor` (or the start) and returns every
+   * `stride`-th one as `n`, `sort_key` and `row_id`, with `version` (one row
+   * with null fields if there are none).
+   */
+  anchorWalk(anchor: PageAnchor | undefined, rows: number, stride: number): SqlQuery;
 }
 
 /**
@@ -67,7 +91,73 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
       `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
     values: [...values, offset],
   };
-  return { count, page, combined };
+  if (!resource.countedRows) return { count, page, combined };
+
+  const version = `SELECT coalesce((SELECT version FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS version`;
+  const comparison = query.ordering.descending ? '<' : '>';
+  const sortKeyCast = castOf(fieldOf(resource, query.ordering.field));
+  // Rows after an anchor: a row comparison the index on (org_id, field, id)
+  // starts its scan at, so the walk begins at the anchor.
+  const afterAnchor = (anchor: PageAnchor | undefined, params: unknown[]) => {
+    if (!anchor) return where;
+    params.push(anchor.sortKey, anchor.rowId);
+    return `${where} AND (${orderColumn}, id) ${comparison} ($${params.length - 1}${sortKeyCast}, $${params.length}::bigint)`;
+  };
+  const versioned: VersionedListSql = {
+    count: {
+      text: `SELECT c.count, v.version FROM (${countText}) c CROSS JOIN (${version}) v`,
+      values: count.values,
+    },
+    combined: {
+      text:
+        `SELECT c.count, v.version, p.* FROM (${countText}) c CROSS JOIN (${version}) v ` +
+        `LEFT JOIN LATERAL (${pageText(`, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
+        `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
+      values: [...values, offset],
+    },
+    pageAfter(anchor, pageOffset) {
+      const params = [...values];
+      const condition = afterAnchor(anchor, params);
+      params.push(pageOffset);
+      return {
+        text:
+          `SELECT v.version, p.* FROM (${version}) v LEFT JOIN LATERAL (` +
+          `SELECT ${selectList(resource, 't')}, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
+          `JOIN (SELECT id FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
+          `LIMIT ${PAGE_SIZE} OFFSET $${params.length}) page USING (id)) p ON true ` +
+          `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
+        values: params,
+      };
+    },
+    anchorWalk(anchor, rows, stride) {
+      const params = [...values];
+      const condition = afterAnchor(anchor, params);
+      params.push(rows, stride);
+      const sortKey = selectExpression(`w.${orderColumn}`, fieldOf(resource, query.ordering.field));
+      return {
+        text:
+          `SELECT v.version, a.* FROM (${version}) v LEFT JOIN LATERAL (` +
+          `SELECT w.n::text AS n, ${sortKey} AS sort_key, w.id::text AS row_id FROM (` +
+          `SELECT ${orderColumn}, id, row_number() OVER (ORDER BY ${orderBy}) AS n FROM ${resource.table} ` +
+          `WHERE ${condition} ORDER BY ${orderBy} LIMIT $${params.length - 1}) w ` +
+          `WHERE w.n % $${params.length} = 0) a ON true ORDER BY a.n::bigint`,
+        values: params,
+      };
+    },
+  };
+  return { count, page, combined, versioned };
+}
+
+/** How an anchor's sort key (text from selectExpression) is read back, exactly. */
+function castOf(field: FieldDefinition): string {
+  switch (field.type) {
+    case 'timestamp':
+      return '::timestamptz';
+    case 'decimal':
+      return '::numeric';
+    case 'string':
+      return '::text';
+  }
 }
 
 function tableName(resource: ResourceDefinition): string {

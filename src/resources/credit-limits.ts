@@ -20,6 +20,8 @@ export const creditLimits: ResourceDefinition = {
     created_at: createdAtField,
     updated_at: updatedAtField,
   },
+  // Drawdowns and repayments change these without moving the table's version.
+  volatileFields: ['outstanding', 'balance', 'updated_at'],
   filters: [...timeRangeFilters, entityFilter],
   orderings: ['created_at', 'updated_at', 'capacity', 'outstanding', 'balance', 'entity'],
   defaultOrdering: '-created_at',

@@ -4,117 +4,12 @@ import { json, useApp, type Page } from '../helpers/app.js';
 import { insertCreditLimits, insertPaymentMethods, type CreditLimitRow, type PaymentMethodRow } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
+import { expectedRecords, limitRow, methodRow, queryArbitrary, rangeIsEmpty, scenarios, type Row } from '../helpers/list-model.js';
 
 /*
  * The API against a plain in-memory model of filtering, ordering and paging,
- * on random data and random parameter combinations. Timestamps come from a
- * small pool so that ties (and the id tie-breaker) are common.
+ * on random data and random parameter combinations.
  */
-
-const INSTANTS = [
-  '2024-05-01T00:00:00.000000Z',
-  '2024-05-01T10:00:00.123456Z',
-  '2024-05-01T10:00:00.123457Z',
-  '2024-05-01T23:59:59.999999Z',
-  '2024-05-02T00:00:00.000000Z',
-  '2024-05-03T08:30:00.500000Z',
-];
-const DATES = ['2024-04-30', '2024-05-01', '2024-05-02', '2024-05-03'];
-const ENTITIES = ['ent_a', 'ent_B', 'ent_c'];
-const CURRENCIES = ['USD', 'EUR', 'JPY'];
-const TYPES = ['ACH', 'SEPA', 'BACS', 'WIRE', 'CARD'];
-const AMOUNTS = ['0.00', '0.01', '100.00', '100.50', '99999.99'];
-
-type Row = Record<string, string>;
-
-const instant = fc.constantFrom(...INSTANTS);
-const boundValue = fc.oneof(instant, fc.constantFrom(...DATES));
-
-const methodRow = fc.record({
-  entity: fc.constantFrom(...ENTITIES),
-  type: fc.constantFrom(...TYPES),
-  currency: fc.constantFrom(...CURRENCIES),
-  last_2: fc.constantFrom('00', '42', '99'),
-  created_at: instant,
-  updated_at: instant,
-});
-
-const limitRow = fc
-  .record({
-    entity: fc.constantFrom(...ENTITIES),
-    currency: fc.constantFrom(...CURRENCIES),
-    capacity: fc.constantFrom(...AMOUNTS.slice(2)),
-    drawnShare: fc.constantFrom(0, 0.5, 1),
-    rate: fc.constantFrom('0.0005', '0.0001'),
-    created_at: instant,
-    updated_at: instant,
-  })
-  .map(({ drawnShare, ...row }) => ({ ...row, outstanding: (Number(row.capacity) * drawnShare).toFixed(2) }));
-
-interface Scenario {
-  path: 'methods' | 'limits';
-  orderings: string[];
-  numeric: Set<string>;
-}
-
-const scenarios: Scenario[] = [
-  { path: 'methods', orderings: ['created_at', 'updated_at', 'currency', 'type', 'entity'], numeric: new Set() },
-  { path: 'limits', orderings: ['created_at', 'updated_at', 'capacity', 'outstanding', 'balance', 'entity'], numeric: new Set(['capacity', 'outstanding', 'balance']) },
-];
-
-/** A parameter that is absent three times out of four, so results are rarely empty. */
-function sometimes<T>(value: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> {
-  return fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: value, weight: 1 });
-}
-
-function queryArbitrary(scenario: Scenario): fc.Arbitrary<Record<string, string>> {
-  return fc
-    .record({
-      created_from: sometimes(boundValue),
-      created_to: sometimes(boundValue),
-      updated_from: sometimes(boundValue),
-      updated_to: sometimes(boundValue),
-      entity: sometimes(fc.constantFrom(...ENTITIES, 'ent_none')),
-      currency: scenario.path === 'methods' ? sometimes(fc.constantFrom('usd', 'EUR', 'Jpy')) : fc.constant(undefined),
-      order_by: fc.option(fc.constantFrom(...scenario.orderings.flatMap((field) => [field, `-${field}`]))),
-    })
-    .map((query) => Object.fromEntries(Object.entries(query).filter(([, value]) => value != null)) as Record<string, string>);
-}
-
-/** The model: inclusive bounds, a date as its whole day, AND, (field, id) ordering. */
-function expectedRecords(rows: Row[], query: Record<string, string>, numeric: Set<string>): Row[] {
-  const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
-  const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
-  const matching = rows.filter(
-    (row) =>
-      (!query.created_from || row.created_at! >= lower(query.created_from)) &&
-      (!query.created_to || row.created_at! <= upper(query.created_to)) &&
-      (!query.updated_from || row.updated_at! >= lower(query.updated_from)) &&
-      (!query.updated_to || row.updated_at! <= upper(query.updated_to)) &&
-      (!query.entity || row.entity === query.entity) &&
-      (!query.currency || row.currency === query.currency.toUpperCase()),
-  );
-  const orderBy = query.order_by ?? '-created_at';
-  const descending = orderBy.startsWith('-');
-  const field = orderBy.replace(/^-/, '');
-  const compare = (a: Row, b: Row) => {
-    const x = a[field]!;
-    const y = b[field]!;
-    const byField = numeric.has(field) ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0;
-    return byField !== 0 ? byField : Number(a.id) - Number(b.id);
-  };
-  const sorted = [...matching].sort(compare);
-  return descending ? sorted.reverse() : sorted;
-}
-
-function rangeIsEmpty(query: Record<string, string>): boolean {
-  const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
-  const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
-  return (
-    (!!query.created_from && !!query.created_to && lower(query.created_from) > upper(query.created_to)) ||
-    (!!query.updated_from && !!query.updated_to && lower(query.updated_from) > upper(query.updated_to))
-  );
-}
 
 describeEachStore('list endpoints against an in-memory model', (store) => {
   const app = useApp(store);

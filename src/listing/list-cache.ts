@@ -1,0 +1,97 @@
+/**
+ * What the list engine remembers about a list between requests: its exact
+ * count and where deep pages start, each tagged with the version of the
+ * organization's table it was computed at (`row_counts.version`, moved by
+ * every write that can change which rows a list holds or their order). A
+ * request reuses them only after reading the same version in the same
+ * statement as its page, so what it answers is exact for its own snapshot;
+ * an entry seen at another version is dropped.
+ *
+ * Bounded: the least recently used lists are forgotten first.
+ *
+ * @example
+ * const cache = new ListCache({ entries: 10_000, anchorStride: 5_000 });
+ * const list = cache.list('payment_methods|1|entity=ent_1');
+ */
+export interface ListCacheOptions {
+  /** How many lists (table, organization, filters) to remember. */
+  readonly entries: number;
+  /** Rows between two remembered page starts: a deep page skips at most this many index entries. */
+  readonly anchorStride: number;
+}
+
+/** Where a page starts: the sort key and id of the row just before it. */
+export interface PageAnchor {
+  /** Rows before the page start (a multiple of the stride). */
+  readonly offset: number;
+  /** The ordering field's value as text (exact: timestamps to the microsecond, decimals as written). */
+  readonly sortKey: string;
+  readonly rowId: string;
+}
+
+export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStride: 5_000 };
+
+export class CachedList {
+  count: number | undefined;
+  private readonly anchors = new Map<string, Map<number, PageAnchor>>();
+
+  constructor(readonly version: string) {}
+
+  /** The remembered anchor nearest below `offset` (at most `offset`), if any. */
+  nearestAnchor(ordering: string, offset: number): PageAnchor | undefined {
+    let best: PageAnchor | undefined;
+    for (const anchor of this.anchors.get(ordering)?.values() ?? []) {
+      if (anchor.offset <= offset && (!best || anchor.offset > best.offset)) best = anchor;
+    }
+    return best;
+  }
+
+  addAnchors(ordering: string, anchors: readonly PageAnchor[]): void {
+    let byOffset = this.anchors.get(ordering);
+    if (!byOffset) {
+      byOffset = new Map();
+      this.anchors.set(ordering, byOffset);
+    }
+    for (const anchor of anchors) byOffset.set(anchor.offset, anchor);
+  }
+}
+
+export class ListCache {
+  private readonly lists = new Map<string, CachedList>();
+
+  constructor(readonly options: ListCacheOptions = DEFAULT_LIST_CACHE) {}
+
+  /** The list remembered under `key` at `version`, or a fresh one that replaces it. */
+  at(key: string, version: string): CachedList {
+    const known = this.lists.get(key);
+    if (known && known.version === version) {
+      this.touch(key, known);
+      return known;
+    }
+    const fresh = new CachedList(version);
+    this.touch(key, fresh);
+    return fresh;
+  }
+
+  /** The list remembered under `key`, whatever its version. */
+  peek(key: string): CachedList | undefined {
+    return this.lists.get(key);
+  }
+
+  forget(key: string): void {
+    this.lists.delete(key);
+  }
+
+  get size(): number {
+    return this.lists.size;
+  }
+
+  private touch(key: string, list: CachedList): void {
+    this.lists.delete(key);
+    this.lists.set(key, list);
+    if (this.lists.size > this.options.entries) {
+      const oldest = this.lists.keys().next().value;
+      if (oldest !== undefined) this.lists.delete(oldest);
+    }
+  }
+}
