@@ -29,7 +29,7 @@ export interface PageAnchor {
   readonly rowId: string;
 }
 
-export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStride: 5_000 };
+export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStride: 1_000 };
 
 export class CachedList {
   count: number | undefined;

@@ -34,7 +34,7 @@ export async function listRecords(
   cache?: ListCache,
 ): Promise<ListResult> {
   const sql = buildListSql(resource, orgId, query);
-  if (cache && sql.versioned && !query.filters.some((applied) => isVolatile(resource, applied.filter.field))) {
+  if (cache && sql.versioned && countIsRemembered(resource, query)) {
     const result = await listWithCache(db, resource, query, sql.versioned, cache, cacheKey(resource, orgId, query));
     if (result) return result;
   }
@@ -89,7 +89,7 @@ async function listWithCache(
   const stride = cache.options.anchorStride;
   const ordering = `${query.ordering.descending ? '-' : ''}${query.ordering.field}`;
   let anchor: PageAnchor | undefined;
-  if (offset >= stride && !isVolatile(resource, query.ordering.field)) {
+  if (offset >= stride && pagesAreAnchored(resource, query)) {
     anchor = await anchorFor(db, sql, list, ordering, Math.floor(offset / stride) * stride, stride);
     if (!anchor) return forget(cache, key);
   }
@@ -132,6 +132,16 @@ function forget(cache: ListCache, key: string): undefined {
 
 function pageItems(resource: ResourceDefinition, rows: readonly Record<string, string | null>[]): ApiRecord[] {
   return rows.filter((row) => row[ROW_ID_COLUMN] !== null).map((row) => serializeRecord(resource, row as Record<string, string>));
+}
+
+/** Whether a list's count can be remembered per version: none of its filters is on a volatile field. */
+export function countIsRemembered(resource: ResourceDefinition, query: ListQuery): boolean {
+  return !query.filters.some((applied) => isVolatile(resource, applied.filter.field));
+}
+
+/** Whether a deep page of this list can start from a remembered anchor. */
+export function pagesAreAnchored(resource: ResourceDefinition, query: ListQuery): boolean {
+  return countIsRemembered(resource, query) && !isVolatile(resource, query.ordering.field);
 }
 
 function isVolatile(resource: ResourceDefinition, field: string): boolean {
