@@ -1,3 +1,4 @@
+import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 
 export interface Config {
@@ -33,6 +34,8 @@ export interface Config {
   readonly databasePoolWaitMs: number;
   /** How long a successful API-key check is reused: a revoked key stops working within this bound. */
   readonly authCacheTtlMs: number;
+  /** How many lists' counts and page anchors to remember per process (0: none). */
+  readonly listCacheEntries: number;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +85,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', read('DATABASE_QUERY_TIMEOUT_MS'), 15_000, 1, 3_600_000),
     databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
     authCacheTtlMs: integer('AUTH_CACHE_TTL_MS', read('AUTH_CACHE_TTL_MS'), 5000, 0, 60_000),
+    listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
   };
 }
 

@@ -10,6 +10,7 @@ import { startMetricsServer, type MetricsServer } from './metrics/metrics-server
 import { migrate, pendingMigrations } from './store/migrate.js';
 import { openStore, type OpenStoreOptions } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -76,6 +77,7 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
         redis,
       },
       authCache: { ttlMs: config.authCacheTtlMs },
+      listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;

@@ -25,7 +25,10 @@ describe('loadConfig', () => {
       databaseConnectTimeoutMs: 800,
       databaseQueryTimeoutMs: 15_000,
       databasePoolWaitMs: 5000,
+      authCacheTtlMs: 5000,
+      listCacheEntries: 10_000,
     });
+    expect(loadConfig({ LIST_CACHE_ENTRIES: '0' }).listCacheEntries).toBe(0);
   });
 
   it.each([
@@ -41,6 +44,7 @@ describe('loadConfig', () => {
     ['DATABASE_CONNECT_TIMEOUT_MS', '0'],
     ['DATABASE_QUERY_TIMEOUT_MS', 'forever'],
     ['DATABASE_POOL_WAIT_MS', ''.padEnd(3, 'x')],
+    ['LIST_CACHE_ENTRIES', '-5'],
     ['DATABASE_URL', 'mysql://x'],
     ['PUBLIC_URL', 'not a url'],
   ])('rejects %s=%s with a message naming the variable', (variable, value) => {
