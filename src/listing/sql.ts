@@ -80,13 +80,16 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
     `SELECT ${selectList(resource, 't')}${extraColumns} FROM ${resource.table} t ` +
     `JOIN (SELECT id FROM ${resource.table} WHERE ${where} ORDER BY ${orderBy} ` +
     `LIMIT ${PAGE_SIZE} OFFSET $${values.length + 1}) page USING (id)`;
+  // The page's fields and row id; the sort key only orders the rows (returned,
+  // a driver would parse every timestamp into a Date for nothing).
+  const pageColumns = [...Object.keys(resource.fields).map((name) => `p."${name}"`), `p.${ROW_ID_COLUMN}`].join(', ');
   const page: SqlQuery = {
     text: `${pageText('')} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
     values: [...values, offset],
   };
   const combined: SqlQuery = {
     text:
-      `SELECT c.count, p.* FROM (${countText}) c ` +
+      `SELECT c.count, ${pageColumns} FROM (${countText}) c ` +
       `LEFT JOIN LATERAL (${pageText(`, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
       `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
     values: [...values, offset],
@@ -110,7 +113,7 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
     },
     combined: {
       text:
-        `SELECT c.count, v.version, p.* FROM (${countText}) c CROSS JOIN (${version}) v ` +
+        `SELECT c.count, v.version, ${pageColumns} FROM (${countText}) c CROSS JOIN (${version}) v ` +
         `LEFT JOIN LATERAL (${pageText(`, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
         `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
       values: [...values, offset],
@@ -121,7 +124,7 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
       params.push(pageOffset);
       return {
         text:
-          `SELECT v.version, p.* FROM (${version}) v LEFT JOIN LATERAL (` +
+          `SELECT v.version, ${pageColumns} FROM (${version}) v LEFT JOIN LATERAL (` +
           `SELECT ${selectList(resource, 't')}, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
           `JOIN (SELECT id FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
           `LIMIT ${PAGE_SIZE} OFFSET $${params.length}) page USING (id)) p ON true ` +
