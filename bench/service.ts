@@ -1,8 +1,11 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
-const BIN = fileURLToPath(new URL('../bin/lending-api', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const COMPILED_ENTRY = fileURLToPath(new URL('../dist/cli/run.js', import.meta.url));
+let built: Promise<unknown> | undefined;
 
 export interface RunningService {
   readonly url: string;
@@ -12,9 +15,15 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Starts `bin/lending-api serve` as a child process on a free port. */
+/**
+ * Starts the service as production runs it: compiled (`npm run build`, once
+ * per harness run, so it is never stale), `dist/cli/run.js serve` as a child
+ * process on a free port.
+ */
 export async function startService(env: Record<string, string>): Promise<RunningService> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json'], {
+  built ??= promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
+  await built;
+  const child = spawn(process.execPath, [COMPILED_ENTRY, 'serve', '--port', '0', '--json'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,5 @@
+// Part of `npm run build`: the compiled store reads its SQL migrations next to itself.
+import { cpSync } from 'node:fs';
+
+const outDir = process.argv[2] ?? 'dist';
+cpSync('src/store/migrations', `${outDir}/store/migrations`, { recursive: true });
