@@ -24,6 +24,7 @@ import { PostgresStore } from '../src/store/postgres-store.js';
 import type { Store } from '../src/store/store.js';
 import { organizations, type DatasetSpec, type OrganizationShape } from './dataset.js';
 import { benchDatabaseUrl } from './database.js';
+import { readCpuTimes, stolenShare } from './host-load.js';
 import { ensureDataset } from './load.js';
 import { driveDirect, driveHttp, type Measurement } from './measure.js';
 import { scenarios, type Scenario } from './scenarios.js';
@@ -76,6 +77,8 @@ async function main(): Promise<void> {
   const databaseUrl = await benchDatabaseUrl();
   const store = new PostgresStore(databaseUrl, { poolSize, connectionTimeoutMs: 30_000 });
   let peakRss = NaN;
+  let stolen: number | undefined;
+  let settings = '';
   try {
     const loaded = await ensureDataset(store, spec, {
       log,
@@ -93,8 +96,14 @@ async function main(): Promise<void> {
       LOG_LEVEL: args['log-level'],
       DATABASE_POOL_SIZE: String(poolSize),
     });
+    const [server] = await store.query<{ version: string; shared_buffers: string }>(
+      `SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers`,
+    );
+    settings = `PostgreSQL ${server?.version}, shared_buffers ${server?.shared_buffers}`;
     try {
+      const before = await readCpuTimes();
       rows.push(...(await runScenarios(store, service, largest)));
+      stolen = stolenShare(before, await readCpuTimes());
       peakRss = await service.peakRssMiB();
     } finally {
       await service.stop();
@@ -104,7 +113,7 @@ async function main(): Promise<void> {
   }
   if (args['load-only']) return;
   if (!args['no-pglite']) rows.push(...(await runPglite()));
-  printTable(rows, peakRss);
+  printTable(rows, peakRss, settings, stolen);
 }
 
 async function runScenarios(store: PostgresStore, service: RunningService, largest: OrganizationShape): Promise<Row[]> {
@@ -220,10 +229,10 @@ async function resetBenchDatabase(store: Store): Promise<void> {
   await store.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
 }
 
-function printTable(rows: readonly Row[], peakRss: number): void {
+function printTable(rows: readonly Row[], peakRss: number, settings: string, stolen: number | undefined): void {
   const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '—');
   const lines = [
-    `Scale ${spec.scale} (seed ${spec.seed}), ${connections} connections, ${seconds} s per measurement, Node ${process.version}.`,
+    `Scale ${spec.scale} (seed ${spec.seed}), ${connections} connections, ${seconds} s per measurement, Node ${process.version}, ${settings}.`,
     '',
     '| scenario | service req/s | p50 ms | p99 ms | ceiling req/s | ceiling p50 ms | ceiling p99 ms | service/ceiling | target | met |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
@@ -234,6 +243,7 @@ function printTable(rows: readonly Row[], peakRss: number): void {
     }),
     '',
     `Service peak RSS (PostgreSQL run): ${Number.isFinite(peakRss) ? peakRss.toFixed(0) : '—'} MiB (target < 250 MiB: ${peakRss < 250 ? 'met' : '**not met**'}).`,
+    `CPU time taken by other guests of the host (steal) during the PostgreSQL run: ${stolen === undefined ? 'unknown' : `${(stolen * 100).toFixed(1)}%`}.`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
