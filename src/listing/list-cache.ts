@@ -18,6 +18,12 @@ export interface ListCacheOptions {
   readonly entries: number;
   /** Rows between two remembered page starts: a deep page skips at most this many index entries. */
   readonly anchorStride: number;
+  /**
+   * How many page anchors to remember in all (about 150 bytes each): past it
+   * the least recently used lists are forgotten, so memory stays bounded
+   * however deep and however many lists clients page through.
+   */
+  readonly maxAnchors: number;
 }
 
 /** Where a page starts: the sort key and id of the row just before it. */
@@ -29,13 +35,21 @@ export interface PageAnchor {
   readonly rowId: string;
 }
 
-export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStride: 1_000 };
+export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStride: 1_000, maxAnchors: 200_000 };
 
 export class CachedList {
   count: number | undefined;
   private readonly anchors = new Map<string, Map<number, PageAnchor>>();
+  private anchorTotal = 0;
 
-  constructor(readonly version: string) {}
+  constructor(
+    readonly version: string,
+    private readonly onAnchorsAdded: (list: CachedList, added: number) => void = () => {},
+  ) {}
+
+  get anchorCount(): number {
+    return this.anchorTotal;
+  }
 
   /** The remembered anchor nearest below `offset` (at most `offset`), if any. */
   nearestAnchor(ordering: string, offset: number): PageAnchor | undefined {
@@ -52,12 +66,17 @@ export class CachedList {
       byOffset = new Map();
       this.anchors.set(ordering, byOffset);
     }
+    const before = byOffset.size;
     for (const anchor of anchors) byOffset.set(anchor.offset, anchor);
+    const added = byOffset.size - before;
+    this.anchorTotal += added;
+    if (added > 0) this.onAnchorsAdded(this, added);
   }
 }
 
 export class ListCache {
   private readonly lists = new Map<string, CachedList>();
+  private anchorTotal = 0;
 
   constructor(readonly options: ListCacheOptions = DEFAULT_LIST_CACHE) {}
 
@@ -68,7 +87,7 @@ export class ListCache {
       this.touch(key, known);
       return known;
     }
-    const fresh = new CachedList(version);
+    const fresh = new CachedList(version, (list, added) => this.anchorsAdded(key, list, added));
     this.touch(key, fresh);
     return fresh;
   }
@@ -79,19 +98,37 @@ export class ListCache {
   }
 
   forget(key: string): void {
+    const list = this.lists.get(key);
+    if (!list) return;
     this.lists.delete(key);
+    this.anchorTotal -= list.anchorCount;
   }
 
   get size(): number {
     return this.lists.size;
   }
 
+  /** Anchors remembered in all (lists replaced or forgotten no longer count). */
+  get anchorCount(): number {
+    return this.anchorTotal;
+  }
+
   private touch(key: string, list: CachedList): void {
-    this.lists.delete(key);
+    this.forget(key);
     this.lists.set(key, list);
-    if (this.lists.size > this.options.entries) {
-      const oldest = this.lists.keys().next().value;
-      if (oldest !== undefined) this.lists.delete(oldest);
-    }
+    this.anchorTotal += list.anchorCount;
+    while (this.lists.size > this.options.entries) this.forgetOldest();
+  }
+
+  private anchorsAdded(key: string, list: CachedList, added: number): void {
+    // A list already replaced or forgotten holds its anchors only until its request ends.
+    if (this.lists.get(key) !== list) return;
+    this.anchorTotal += added;
+    while (this.anchorTotal > this.options.maxAnchors && this.lists.size > 0) this.forgetOldest();
+  }
+
+  private forgetOldest(): void {
+    const oldest = this.lists.keys().next().value;
+    if (oldest !== undefined) this.forget(oldest);
   }
 }

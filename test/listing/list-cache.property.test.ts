@@ -42,7 +42,7 @@ function operations(scenario: Scenario): fc.Arbitrary<Operation[]> {
 }
 
 describeEachStore('remembered counts and page anchors against the model, across writes', (store) => {
-  const app = useApp(store, { listCache: { entries: 50, anchorStride: 3 } });
+  const app = useApp(store, { listCache: { entries: 50, anchorStride: 3, maxAnchors: 10_000 } });
 
   for (const scenario of scenarios) {
     it(`GET /api/${scenario.path}/ stays exact while rows are inserted, changed and deleted`, async () => {
