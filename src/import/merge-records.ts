@@ -78,13 +78,15 @@ export class RecordMerger {
   async mergeBatch(lines: RecordBatchCounts, errors: LineErrorList, maxErrors: number): Promise<void> {
     for (const kind of KINDS) {
       if (lines[kind.object] === 0) continue;
-      await this.stageLatest(kind);
+      const { inserted, pending } = await this.insertNewAndStageTheRest(kind);
+      this.inserted[kind.object] += inserted;
+      if (pending === 0) continue;
       if (kind === CREDIT_LIMITS) {
         await checkCapacities(this.tx, errors, maxErrors);
         if (errors.total > 0) return;
       }
       await this.updateChanged(kind);
-      this.inserted[kind.object] += await this.insertNew(kind);
+      await this.tx.query(`TRUNCATE ${sourceOf(kind)}`);
     }
   }
 
@@ -94,37 +96,54 @@ export class RecordMerger {
   }
 
   /**
-   * Keeps the last line of each uid in the batch, with the stored row it
-   * names (one probe of the (org_id, uid) index per uid) and whether it
-   * changes anything. A row changes when a field differs, when a given
+   * One statement for the batch's lines of one table: the last line of each
+   * uid, with the stored row it names (one probe of the (org_id, uid) index
+   * per uid); the uids not found are inserted at once, the ids of the rows
+   * found are noted as seen, and the lines that change a stored row (or would
+   * set a capacity below its outstanding amount) are kept in the source table
+   * for the update. A row changes when a field differs, when a given
    * created_at differs, or when a given updated_at is later than the stored
    * one (a drawdown may have touched the limit since the file was written).
+   * New uids are inserted even if a capacity problem is found: it fails the
+   * whole import, whose transaction then writes nothing.
    *
    * The probe is a LATERAL subquery with OFFSET 0, which PostgreSQL never
    * turns into a join: while a first big import fills a table that has no
    * statistics yet, the planner would otherwise reckon the organization
    * holds a few rows and re-read all of them for every line.
+   *
+   * Imports of one organization are serialized by an advisory lock, so no
+   * other writer creates these uids in between.
    */
-  private async stageLatest(kind: RecordTable): Promise<void> {
+  private async insertNewAndStageTheRest(kind: RecordTable): Promise<{ inserted: number; pending: number }> {
     const columns = kind.columns;
+    const fromLine = columns.map((c) => `s.${c}`).join(', ');
     const outstanding = kind === CREDIT_LIMITS ? 't.outstanding' : 'NULL::numeric';
-    await this.tx.query(`TRUNCATE ${sourceOf(kind)}`);
-    await this.tx.query(
-      `WITH latest AS (
-         INSERT INTO ${sourceOf(kind)}
-         SELECT s.line, s.uid, ${columns.map((c) => `s.${c}`).join(', ')}, s.created_at, s.updated_at, t.id, t.outstanding,
+    const keep = kind === CREDIT_LIMITS ? 'changed OR capacity < outstanding' : 'changed';
+    const [row] = await this.tx.query<{ inserted: string; pending: string }>(
+      `WITH latest AS MATERIALIZED (
+         SELECT s.line, s.uid, ${fromLine}, s.created_at, s.updated_at, t.id AS target_id, t.outstanding,
                 t.id IS NOT NULL
-                AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${columns.map((c) => `s.${c}`).join(', ')})
+                AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${fromLine})
                      OR t.created_at <> coalesce(s.created_at, t.created_at)
-                     OR s.updated_at > t.updated_at)
+                     OR s.updated_at > t.updated_at) AS changed
            FROM (SELECT DISTINCT ON (uid) * FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC) s
            LEFT JOIN LATERAL (
              SELECT t.id, ${columns.map((c) => `t.${c}`).join(', ')}, t.created_at, t.updated_at, ${outstanding} AS outstanding
-               FROM ${kind.table} t WHERE t.org_id = $1 AND t.uid = s.uid OFFSET 0) t ON true
-         RETURNING target_id)
-       INSERT INTO ${seenOf(kind)} (id) SELECT target_id FROM latest WHERE target_id <= $2 ON CONFLICT DO NOTHING`,
+               FROM ${kind.table} t WHERE t.org_id = $1 AND t.uid = s.uid OFFSET 0) t ON true),
+       seen AS (
+         INSERT INTO ${seenOf(kind)} (id) SELECT target_id FROM latest WHERE target_id <= $2 ON CONFLICT DO NOTHING),
+       pending AS (
+         INSERT INTO ${sourceOf(kind)} SELECT * FROM latest WHERE ${keep} RETURNING 1),
+       added AS (
+         INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
+         SELECT $1, uid, ${columns.join(', ')}, coalesce(created_at, now()), coalesce(updated_at, greatest(created_at, now()))
+           FROM latest WHERE target_id IS NULL
+         RETURNING 1)
+       SELECT (SELECT count(*) FROM added)::text AS inserted, (SELECT count(*) FROM pending)::text AS pending`,
       [this.orgId, this.idsBefore[kind.object]],
     );
+    return { inserted: Number(row?.inserted ?? 0), pending: Number(row?.pending ?? 0) };
   }
 
   /**
@@ -153,27 +172,6 @@ export class RecordMerger {
        INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
       [this.idsBefore[kind.object]],
     );
-  }
-
-  /**
-   * New uids, found by the staging probe. Imports of one organization are
-   * serialized by an advisory lock, so no other writer creates these uids in
-   * between.
-   */
-  private async insertNew(kind: RecordTable): Promise<number> {
-    const columns = kind.columns;
-    const [inserted] = await this.tx.query<{ count: string }>(
-      `WITH added AS (
-         INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
-         SELECT $1, s.uid, ${columns.map((c) => `s.${c}`).join(', ')},
-                coalesce(s.created_at, now()), coalesce(s.updated_at, greatest(s.created_at, now()))
-           FROM ${sourceOf(kind)} s
-          WHERE s.target_id IS NULL
-         RETURNING 1)
-       SELECT count(*)::text AS count FROM added`,
-      [this.orgId],
-    );
-    return Number(inserted?.count ?? 0);
   }
 
   private async countsOf(kind: RecordTable): Promise<MergeCounts> {
