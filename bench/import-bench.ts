@@ -15,6 +15,7 @@ import { importJsonl, type ImportSummary } from '../src/import/index.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { writeImportFile } from './generate-import-file.js';
+import { readCpuTimes, stolenShare } from './host-load.js';
 
 const lines = Number(process.argv[2] ?? 1_000_000);
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -36,6 +37,7 @@ try {
   const org = await createOrganization(store, 'Bench', 'org_bench');
 
   const run = async (label: string) => {
+    const hostBefore = await readCpuTimes();
     const nodeBefore = process.cpuUsage();
     const pgBefore = await backendCpuSeconds();
     const started = process.hrtime.bigint();
@@ -44,11 +46,13 @@ try {
     const rate = Math.round(lines / seconds);
     const nodeCpu = cpuSeconds(process.cpuUsage(nodeBefore));
     const pgCpu = (await backendCpuSeconds()) - pgBefore;
+    const stolen = stolenShare(hostBefore, await readCpuTimes());
     process.stdout.write(
       `${label}: ${lines.toLocaleString('en-US')} lines (${(size / 1e6).toFixed(0)} MB) in ${seconds.toFixed(2)}s = ${rate.toLocaleString('en-US')} lines/s ` +
         `(inserted ${summary.inserted}, updated ${summary.updated}, unchanged ${summary.unchanged})\n` +
         `  CPU: node ${nodeCpu.toFixed(2)}s + PostgreSQL backend ${pgCpu.toFixed(2)}s = ${Math.round(lines / (nodeCpu + pgCpu)).toLocaleString('en-US')} lines per CPU-second` +
-        ` (load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs)\n`,
+        ` (load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs` +
+        `${stolen === undefined ? '' : `, ${(stolen * 100).toFixed(1)}% of CPU time taken by other guests of the host`})\n`,
     );
   };
   await run('first import (all new)   ');
