@@ -95,8 +95,11 @@ export async function importJsonl(
       // every insert); holding the organization's row keeps it from being
       // deleted under the import instead.
       await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR KEY SHARE', [org.id]);
-      // Many mid-sized statements: compiling each one costs more than it saves.
-      await tx.exec('SET LOCAL jit = off');
+      // Many mid-sized statements: compiling each one costs more than it
+      // saves. And every lookup here fetches one row by a unique key, which
+      // a plain index scan does best; without statistics (a first big
+      // import) the planner may pick a bitmap scan for it instead.
+      await tx.exec('SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off');
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_LINES_TABLE);
       const records = await RecordMerger.start(tx, org.id);
