@@ -7,6 +7,13 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPILED_ENTRY = fileURLToPath(new URL('../dist/cli/run.js', import.meta.url));
 let built: Promise<unknown> | undefined;
 
+/** Builds the service once per harness run (`npm run build`, so it is never stale); resolves to its entry. */
+export async function compiledEntry(): Promise<string> {
+  built ??= promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
+  await built;
+  return COMPILED_ENTRY;
+}
+
 export interface RunningService {
   readonly url: string;
   readonly pid: number;
@@ -21,9 +28,7 @@ export interface RunningService {
  * process on a free port.
  */
 export async function startService(env: Record<string, string>): Promise<RunningService> {
-  built ??= promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
-  await built;
-  const child = spawn(process.execPath, [COMPILED_ENTRY, 'serve', '--port', '0', '--json'], {
+  const child = spawn(process.execPath, [await compiledEntry(), 'serve', '--port', '0', '--json'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,7 @@
 /**
- * Measures `serve --workers N`: starts the real server with 1 worker, then
- * with 2 (or the counts given), and drives each with autocannon.
+ * Measures `serve --workers N`: starts the real server (compiled, as
+ * production runs it) with 1 worker, then with 2 (or the counts given), and
+ * drives each with autocannon.
  *
  *   DATABASE_URL=postgres://… node --import tsx bench/workers.ts [1 2 …]
  *
@@ -10,10 +11,10 @@
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { createApiKey, createOrganization } from '../src/auth/organizations.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
+import { compiledEntry } from './service.js';
 
 const url = process.env.DATABASE_URL ?? '';
 if (!/^postgres(ql)?:/.test(url)) throw new Error('set DATABASE_URL to a PostgreSQL database the benchmark may write to');
@@ -21,7 +22,7 @@ const counts = process.argv.slice(2).map(Number);
 const workerCounts = counts.length > 0 ? counts : [1, 2];
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const bin = path.resolve(import.meta.dirname, '../bin/lending-api');
+const entry = await compiledEntry();
 
 const store = new PostgresStore(url, { poolSize: 2 });
 await migrate(store);
@@ -37,7 +38,7 @@ await store.close();
 const authorization = `Basic ${Buffer.from(`${org.uid}:${key.key}`).toString('base64')}`;
 
 for (const workers of workerCounts) {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json', '--workers', String(workers)], {
+  const child = spawn(process.execPath, [entry, 'serve', '--port', '0', '--json', '--workers', String(workers)], {
     env: { ...process.env, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
