@@ -73,7 +73,8 @@ export class RecordMerger {
 
   /**
    * Merges the records of the batch now in the staging table. Capacity
-   * problems are added to `errors` (and the batch is not merged).
+   * problems are added to `errors`, and then no stored row is updated (the
+   * import fails and its transaction writes nothing).
    */
   async mergeBatch(lines: RecordBatchCounts, errors: LineErrorList, maxErrors: number): Promise<void> {
     for (const kind of KINDS) {
@@ -101,10 +102,9 @@ export class RecordMerger {
    * per uid); the uids not found are inserted at once, the ids of the rows
    * found are noted as seen, and the lines that change a stored row (or would
    * set a capacity below its outstanding amount) are kept in the source table
-   * for the update. A row changes when a field differs, when a given
-   * created_at differs, or when a given updated_at is later than the stored
-   * one (a drawdown may have touched the limit since the file was written).
-   * New uids are inserted even if a capacity problem is found: it fails the
+   * for the update (a row changes as changesStoredRow says; a given
+   * updated_at counts only when later, since a drawdown may have touched the
+   * limit after the file was written). New uids are inserted even if a capacity problem is found: it fails the
    * whole import, whose transaction then writes nothing.
    *
    * The probe is a LATERAL subquery with OFFSET 0, which PostgreSQL never
@@ -123,10 +123,7 @@ export class RecordMerger {
     const [row] = await this.tx.query<{ inserted: string; pending: string }>(
       `WITH latest AS MATERIALIZED (
          SELECT s.line, s.uid, ${fromLine}, s.created_at, s.updated_at, t.id AS target_id, t.outstanding,
-                t.id IS NOT NULL
-                AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${fromLine})
-                     OR t.created_at <> coalesce(s.created_at, t.created_at)
-                     OR s.updated_at > t.updated_at) AS changed
+                t.id IS NOT NULL AND ${changesStoredRow(kind)} AS changed
            FROM (SELECT DISTINCT ON (uid) * FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC) s
            LEFT JOIN LATERAL (
              SELECT t.id, ${columns.map((c) => `t.${c}`).join(', ')}, t.created_at, t.updated_at, ${outstanding} AS outstanding
@@ -164,10 +161,7 @@ export class RecordMerger {
                 created_at = coalesce(s.created_at, t.created_at),
                 updated_at = CASE WHEN s.updated_at > t.updated_at THEN s.updated_at ELSE greatest(now(), t.updated_at) END
            FROM ${sourceOf(kind)} s
-          WHERE s.changed AND t.id = s.target_id
-            AND ((${columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${columns.map((c) => `s.${c}`).join(', ')})
-                 OR t.created_at <> coalesce(s.created_at, t.created_at)
-                 OR s.updated_at > t.updated_at)
+          WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}
          RETURNING t.id)
        INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
       [this.idsBefore[kind.object]],
@@ -199,6 +193,16 @@ async function checkCapacities(tx: Queryable, errors: LineErrorList, maxErrors: 
     (row) =>
       `capacity ${row.capacity} is below the outstanding amount of ${row.uid} (${row.outstanding}); record a repayment first or keep the capacity`,
   );
+}
+
+/**
+ * Whether line `s` changes stored row `t`: a field differs, a given
+ * created_at differs, or a given updated_at is later than the stored one.
+ */
+function changesStoredRow(kind: RecordTable): string {
+  return `((${kind.columns.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${kind.columns.map((c) => `s.${c}`).join(', ')})
+          OR t.created_at <> coalesce(s.created_at, t.created_at)
+          OR s.updated_at > t.updated_at)`;
 }
 
 function sourceOf(kind: RecordTable): string {

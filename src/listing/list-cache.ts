@@ -51,6 +51,11 @@ export class CachedList {
     return this.anchorTotal;
   }
 
+  /** The anchor remembered exactly at `offset` rows, if any. */
+  anchorAt(ordering: string, offset: number): PageAnchor | undefined {
+    return this.anchors.get(ordering)?.get(offset);
+  }
+
   /** The remembered anchor nearest below `offset` (at most `offset`), if any. */
   nearestAnchor(ordering: string, offset: number): PageAnchor | undefined {
     let best: PageAnchor | undefined;

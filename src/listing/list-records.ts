@@ -111,8 +111,9 @@ async function anchorFor(
   base: number,
   stride: number,
 ): Promise<PageAnchor | undefined> {
+  const known = list.anchorAt(ordering, base);
+  if (known) return known;
   const from = list.nearestAnchor(ordering, base);
-  if (from?.offset === base) return from;
   const start = from?.offset ?? 0;
   const walk = sql.anchorWalk(from, base - start, stride);
   const rows = await db.query<{ version: string; n: string | null; sort_key: string | null; row_id: string | null }>(walk.text, walk.values, PREPARE);
@@ -121,8 +122,7 @@ async function anchorFor(
     ordering,
     rows.flatMap((row) => (row.n === null || row.sort_key === null || row.row_id === null ? [] : [{ offset: start + Number(row.n), sortKey: row.sort_key, rowId: row.row_id }])),
   );
-  const anchor = list.nearestAnchor(ordering, base);
-  return anchor?.offset === base ? anchor : undefined;
+  return list.anchorAt(ordering, base);
 }
 
 function forget(cache: ListCache, key: string): undefined {

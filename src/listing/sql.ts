@@ -65,38 +65,41 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
   const orderBy = `${orderColumn} ${direction}, id ${direction}`;
   const offset = (query.page - 1) * PAGE_SIZE;
 
+  // What triggers keep per organization and table (migrations 003, 005):
+  // one primary-key lookup.
+  const counter = (column: 'row_count' | 'version') =>
+    `SELECT coalesce((SELECT ${column} FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS ${column === 'row_count' ? 'count' : column}`;
   // With no filter the count is the organization's whole table, which
   // triggers keep in row_counts: one primary-key lookup however many rows.
   const countText =
-    query.filters.length === 0 && resource.countedRows
-      ? `SELECT coalesce((SELECT row_count FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS count`
-      : `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`;
+    query.filters.length === 0 && resource.countedRows ? counter('row_count') : `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`;
   const count: SqlQuery = { text: countText, values: countText.includes('$2') ? values : [orgId] };
   // Deferred join: find the page's ids from the index alone, then read only
   // those ten rows, so a deep page does not fetch every row it skips. The
   // offset is a parameter so the set of statement texts stays small enough
   // to prepare once per connection.
-  const pageText = (extraColumns: string) =>
+  const pageText = (condition: string, offsetParam: number, extraColumns = '') =>
     `SELECT ${selectList(resource, 't')}${extraColumns} FROM ${resource.table} t ` +
-    `JOIN (SELECT id FROM ${resource.table} WHERE ${where} ORDER BY ${orderBy} ` +
-    `LIMIT ${PAGE_SIZE} OFFSET $${values.length + 1}) page USING (id)`;
-  // The page's fields and row id; the sort key only orders the rows (returned,
-  // a driver would parse every timestamp into a Date for nothing).
+    `JOIN (SELECT id FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
+    `LIMIT ${PAGE_SIZE} OFFSET $${offsetParam}) page USING (id)`;
+  // The page's fields and row id next to `leading` columns, in order; one row
+  // with a null row id if the page is empty. The sort key only orders the
+  // rows (returned, a driver would parse every timestamp into a Date for
+  // nothing).
   const pageColumns = [...Object.keys(resource.fields).map((name) => `p."${name}"`), `p.${ROW_ID_COLUMN}`].join(', ');
+  const besidePage = (leading: string, from: string, condition: string, offsetParam: number) =>
+    `SELECT ${leading}, ${pageColumns} FROM ${from} ` +
+    `LEFT JOIN LATERAL (${pageText(condition, offsetParam, `, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
+    `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`;
+  const offsetParam = values.length + 1;
   const page: SqlQuery = {
-    text: `${pageText('')} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
+    text: `${pageText(where, offsetParam)} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
     values: [...values, offset],
   };
-  const combined: SqlQuery = {
-    text:
-      `SELECT c.count, ${pageColumns} FROM (${countText}) c ` +
-      `LEFT JOIN LATERAL (${pageText(`, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
-      `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
-    values: [...values, offset],
-  };
+  const combined: SqlQuery = { text: besidePage('c.count', `(${countText}) c`, where, offsetParam), values: [...values, offset] };
   if (!resource.countedRows) return { count, page, combined };
 
-  const version = `SELECT coalesce((SELECT version FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS version`;
+  const version = counter('version');
   const comparison = query.ordering.descending ? '<' : '>';
   const sortKeyCast = castOf(fieldOf(resource, query.ordering.field));
   // Rows after an anchor: a row comparison the index on (org_id, field, id)
@@ -112,25 +115,14 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
       values: count.values,
     },
     combined: {
-      text:
-        `SELECT c.count, v.version, ${pageColumns} FROM (${countText}) c CROSS JOIN (${version}) v ` +
-        `LEFT JOIN LATERAL (${pageText(`, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
-        `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
+      text: besidePage('c.count, v.version', `(${countText}) c CROSS JOIN (${version}) v`, where, offsetParam),
       values: [...values, offset],
     },
     pageAfter(anchor, pageOffset) {
       const params = [...values];
       const condition = afterAnchor(anchor, params);
       params.push(pageOffset);
-      return {
-        text:
-          `SELECT v.version, ${pageColumns} FROM (${version}) v LEFT JOIN LATERAL (` +
-          `SELECT ${selectList(resource, 't')}, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
-          `JOIN (SELECT id FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
-          `LIMIT ${PAGE_SIZE} OFFSET $${params.length}) page USING (id)) p ON true ` +
-          `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`,
-        values: params,
-      };
+      return { text: besidePage('v.version', `(${version}) v`, condition, params.length), values: params };
     },
     anchorWalk(anchor, rows, stride) {
       const params = [...values];

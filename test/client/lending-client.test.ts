@@ -213,30 +213,19 @@ describeEachStore('LendingClient', (store) => {
       };
       return Object.assign(fetch, { calls: () => calls });
     };
-    const retryingClient = (fetch: ConstructorParameters<typeof LendingClient>[0]['fetch'], sleeps: number[]) =>
-      new LendingClient({
-        baseUrl: BASE_URL,
-        organizationId: tenant.org.uid,
-        apiKey: tenant.apiKey,
-        fetch,
-        sleep: async (ms) => {
-          sleeps.push(ms);
-        },
-      });
-
     it('waits the Retry-After of a 429 before retrying', async () => {
-      const sleeps: number[] = [];
       const fetch = rateLimitedThen('7');
-      const page = await retryingClient(fetch, sleeps).creditLimits.list({ entity: 'ent_few' });
+      const { client, sleeps } = clientFor({ fetch });
+      const page = await client.creditLimits.list({ entity: 'ent_few' });
       expect(page.count).toBe(2);
       expect(sleeps).toEqual([7000]);
       expect(fetch.calls()).toBe(2);
     });
 
     it('backs off with growing waits when a 429 has no Retry-After', async () => {
-      const sleeps: number[] = [];
       const fetch = rateLimitedThen(undefined, 2);
-      await retryingClient(fetch, sleeps).paymentMethods.retrieve('pm_sdk_01');
+      const { client, sleeps } = clientFor({ fetch });
+      await client.paymentMethods.retrieve('pm_sdk_01');
       expect(sleeps).toHaveLength(2);
       expect(sleeps[0]).toBeGreaterThanOrEqual(250);
       expect(sleeps[0]).toBeLessThanOrEqual(500);
@@ -245,9 +234,9 @@ describeEachStore('LendingClient', (store) => {
     });
 
     it('throws at once when the Retry-After is longer than it may wait', async () => {
-      const sleeps: number[] = [];
       const fetch = rateLimitedThen('120');
-      const error = (await retryingClient(fetch, sleeps).paymentMethods.list().catch((caught: unknown) => caught)) as LendingApiError;
+      const { client, sleeps } = clientFor({ fetch });
+      const error = (await client.paymentMethods.list().catch((caught: unknown) => caught)) as LendingApiError;
       expect(error).toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 120, requestId: 'req-429-1' });
       expect(sleeps).toEqual([]);
       expect(fetch.calls()).toBe(1);
