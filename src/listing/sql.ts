@@ -77,26 +77,31 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
   // Deferred join: find the page's ids from the index alone, then read only
   // those ten rows, so a deep page does not fetch every row it skips. The
   // offset is a parameter so the set of statement texts stays small enough
-  // to prepare once per connection.
-  const pageText = (condition: string, offsetParam: number, extraColumns = '') =>
+  // to prepare once per connection. A page that starts at the first row
+  // (page 1, or right at an anchor) has no OFFSET at all: PostgreSQL costs
+  // an unknown OFFSET as a tenth of the matching rows, so with one it would
+  // never settle on a generic plan and would plan the statement again on
+  // every execution (measured: about half the database time of page 1).
+  const pageText = (condition: string, offsetParam: number | undefined, extraColumns = '') =>
     `SELECT ${selectList(resource, 't')}${extraColumns} FROM ${resource.table} t ` +
     `JOIN (SELECT id FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
-    `LIMIT ${PAGE_SIZE} OFFSET $${offsetParam}) page USING (id)`;
+    `LIMIT ${PAGE_SIZE}${offsetParam === undefined ? '' : ` OFFSET $${offsetParam}`}) page USING (id)`;
   // The page's fields and row id next to `leading` columns, in order; one row
   // with a null row id if the page is empty. The sort key only orders the
   // rows (returned, a driver would parse every timestamp into a Date for
   // nothing).
   const pageColumns = [...Object.keys(resource.fields).map((name) => `p."${name}"`), `p.${ROW_ID_COLUMN}`].join(', ');
-  const besidePage = (leading: string, from: string, condition: string, offsetParam: number) =>
+  const besidePage = (leading: string, from: string, condition: string, offsetParam: number | undefined) =>
     `SELECT ${leading}, ${pageColumns} FROM ${from} ` +
     `LEFT JOIN LATERAL (${pageText(condition, offsetParam, `, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
     `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`;
-  const offsetParam = values.length + 1;
+  const offsetParam = offset === 0 ? undefined : values.length + 1;
+  const withOffset = (params: unknown[], rows: number) => (rows === 0 ? params : [...params, rows]);
   const page: SqlQuery = {
     text: `${pageText(where, offsetParam)} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
-    values: [...values, offset],
+    values: withOffset(values, offset),
   };
-  const combined: SqlQuery = { text: besidePage('c.count', `(${countText}) c`, where, offsetParam), values: [...values, offset] };
+  const combined: SqlQuery = { text: besidePage('c.count', `(${countText}) c`, where, offsetParam), values: withOffset(values, offset) };
   if (!resource.countedRows) return { count, page, combined };
 
   const version = counter('version');
@@ -116,11 +121,12 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
     },
     combined: {
       text: besidePage('c.count, v.version', `(${countText}) c CROSS JOIN (${version}) v`, where, offsetParam),
-      values: [...values, offset],
+      values: withOffset(values, offset),
     },
     pageAfter(anchor, pageOffset) {
       const params = [...values];
       const condition = afterAnchor(anchor, params);
+      if (pageOffset === 0) return { text: besidePage('v.version', `(${version}) v`, condition, undefined), values: params };
       params.push(pageOffset);
       return { text: besidePage('v.version', `(${version}) v`, condition, params.length), values: params };
     },
