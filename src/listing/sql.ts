@@ -49,21 +49,93 @@ export interface VersionedListSql {
 /**
  * SQL for one page and for the exact count of a list query. Column names come
  * only from the resource definition; every client value is a parameter.
+ *
+ * The statement texts depend only on the query's shape (which filters, in
+ * which order, which ordering, and whether the page starts at the first
+ * row), so they are built once per shape and reused: a request only lays
+ * out its values.
  */
 export function buildListSql(resource: ResourceDefinition, orgId: string, query: ListQuery): ListSql {
-  const values: unknown[] = [orgId];
-  const conditions = ['org_id = $1'];
-  for (const { filter, value } of query.filters) {
-    const field = fieldOf(resource, filter.field);
-    values.push(value);
-    const placeholder = field.type === 'timestamp' ? `$${values.length}::timestamptz` : `$${values.length}`;
-    conditions.push(`${field.column} ${filter.operator} ${placeholder}`);
+  const offset = (query.page - 1) * PAGE_SIZE;
+  const texts = listTextsFor(resource, query, offset === 0);
+  const values: unknown[] = [orgId, ...query.filters.map((applied) => applied.value)];
+  const withOffset = (params: unknown[], rows: number) => (rows === 0 ? params : [...params, rows]);
+  const count: SqlQuery = { text: texts.count, values: texts.countHasFilters ? values : [orgId] };
+  const page: SqlQuery = { text: texts.page, values: withOffset(values, offset) };
+  const combined: SqlQuery = { text: texts.combined, values: withOffset(values, offset) };
+  const versionedTexts = texts.versioned;
+  if (!versionedTexts) return { count, page, combined };
+
+  const afterAnchor = (anchor: PageAnchor | undefined) => (anchor ? [...values, anchor.sortKey, anchor.rowId] : [...values]);
+  const versioned: VersionedListSql = {
+    count: { text: versionedTexts.count, values: count.values },
+    combined: { text: versionedTexts.combined, values: withOffset(values, offset) },
+    pageAfter: (anchor, pageOffset) => ({
+      text: versionedTexts.pageAfter(anchor !== undefined, pageOffset === 0),
+      values: withOffset(afterAnchor(anchor), pageOffset),
+    }),
+    anchorWalk: (anchor, rows, stride) => ({
+      text: versionedTexts.anchorWalk(anchor !== undefined),
+      values: [...afterAnchor(anchor), rows, stride],
+    }),
+  };
+  return { count, page, combined, versioned };
+}
+
+interface ListTexts {
+  readonly count: string;
+  /** Whether the count statement takes the filter values (else only the organization). */
+  readonly countHasFilters: boolean;
+  readonly page: string;
+  readonly combined: string;
+  readonly versioned?: {
+    readonly count: string;
+    readonly combined: string;
+    pageAfter(anchored: boolean, atAnchor: boolean): string;
+    anchorWalk(anchored: boolean): string;
+  };
+}
+
+// Shapes are few in practice (a handful of filter combinations and
+// orderings per resource); past this bound a shape is built per request
+// rather than remembered, so hostile parameter orders cannot grow memory.
+const MAX_SHAPES_PER_RESOURCE = 1024;
+const shapesByResource = new WeakMap<ResourceDefinition, Map<string, ListTexts>>();
+
+function listTextsFor(resource: ResourceDefinition, query: ListQuery, firstRow: boolean): ListTexts {
+  let shapes = shapesByResource.get(resource);
+  if (!shapes) {
+    shapes = new Map();
+    shapesByResource.set(resource, shapes);
   }
+  const ordering = `${query.ordering.descending ? '-' : ''}${query.ordering.field}`;
+  const key = `${query.filters.map((applied) => applied.filter.param).join(',')}|${ordering}|${firstRow ? 1 : 0}`;
+  let texts = shapes.get(key);
+  if (!texts) {
+    texts = buildListTexts(resource, query, firstRow);
+    if (shapes.size < MAX_SHAPES_PER_RESOURCE) shapes.set(key, texts);
+  }
+  return texts;
+}
+
+/**
+ * The statement texts of one shape. Parameters: $1 the organization, then
+ * one per filter in the query's order, then (pageAfter, anchorWalk) the
+ * anchor's sort key and id when anchored, then the offset (none when the
+ * page starts at the first row) or, for anchorWalk, rows and stride.
+ */
+function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow: boolean): ListTexts {
+  const conditions = ['org_id = $1'];
+  query.filters.forEach(({ filter }, index) => {
+    const field = fieldOf(resource, filter.field);
+    const placeholder = field.type === 'timestamp' ? `$${index + 2}::timestamptz` : `$${index + 2}`;
+    conditions.push(`${field.column} ${filter.operator} ${placeholder}`);
+  });
+  const filterParams = query.filters.length + 1;
   const where = conditions.join(' AND ');
   const direction = query.ordering.descending ? 'DESC' : 'ASC';
   const orderColumn = fieldOf(resource, query.ordering.field).column;
   const orderBy = `${orderColumn} ${direction}, id ${direction}`;
-  const offset = (query.page - 1) * PAGE_SIZE;
 
   // What triggers keep per organization and table (migrations 003, 005):
   // one primary-key lookup.
@@ -73,7 +145,6 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
   // triggers keep in row_counts: one primary-key lookup however many rows.
   const countText =
     query.filters.length === 0 && resource.countedRows ? counter('row_count') : `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`;
-  const count: SqlQuery = { text: countText, values: countText.includes('$2') ? values : [orgId] };
   // Deferred join: find the page's ids from the index alone, then read only
   // those ten rows, so a deep page does not fetch every row it skips. The
   // offset is a parameter so the set of statement texts stays small enough
@@ -95,58 +166,56 @@ export function buildListSql(resource: ResourceDefinition, orgId: string, query:
     `SELECT ${leading}, ${pageColumns} FROM ${from} ` +
     `LEFT JOIN LATERAL (${pageText(condition, offsetParam, `, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
     `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`;
-  const offsetParam = offset === 0 ? undefined : values.length + 1;
-  const withOffset = (params: unknown[], rows: number) => (rows === 0 ? params : [...params, rows]);
-  const page: SqlQuery = {
-    text: `${pageText(where, offsetParam)} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
-    values: withOffset(values, offset),
+  const offsetParam = firstRow ? undefined : filterParams + 1;
+  const texts = {
+    count: countText,
+    countHasFilters: countText.includes('$2'),
+    page: `${pageText(where, offsetParam)} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
+    combined: besidePage('c.count', `(${countText}) c`, where, offsetParam),
   };
-  const combined: SqlQuery = { text: besidePage('c.count', `(${countText}) c`, where, offsetParam), values: withOffset(values, offset) };
-  if (!resource.countedRows) return { count, page, combined };
+  if (!resource.countedRows) return texts;
 
   const version = counter('version');
   const comparison = query.ordering.descending ? '<' : '>';
   const sortKeyCast = castOf(fieldOf(resource, query.ordering.field));
   // Rows after an anchor: a row comparison the index on (org_id, field, id)
   // starts its scan at, so the walk begins at the anchor.
-  const afterAnchor = (anchor: PageAnchor | undefined, params: unknown[]) => {
-    if (!anchor) return where;
-    params.push(anchor.sortKey, anchor.rowId);
-    return `${where} AND (${orderColumn}, id) ${comparison} ($${params.length - 1}${sortKeyCast}, $${params.length}::bigint)`;
+  const afterAnchor = (anchored: boolean) =>
+    anchored ? `${where} AND (${orderColumn}, id) ${comparison} ($${filterParams + 1}${sortKeyCast}, $${filterParams + 2}::bigint)` : where;
+  const paramsAfter = (anchored: boolean) => filterParams + (anchored ? 2 : 0);
+  const pagesAfter = new Map<string, string>();
+  const walks = new Map<boolean, string>();
+  const sortKey = selectExpression(`w.${orderColumn}`, fieldOf(resource, query.ordering.field));
+  return {
+    ...texts,
+    versioned: {
+      count: `SELECT c.count, v.version FROM (${countText}) c CROSS JOIN (${version}) v`,
+      combined: besidePage('c.count, v.version', `(${countText}) c CROSS JOIN (${version}) v`, where, offsetParam),
+      pageAfter(anchored, atAnchor) {
+        const variant = `${anchored}${atAnchor}`;
+        let text = pagesAfter.get(variant);
+        if (text === undefined) {
+          text = besidePage('v.version', `(${version}) v`, afterAnchor(anchored), atAnchor ? undefined : paramsAfter(anchored) + 1);
+          pagesAfter.set(variant, text);
+        }
+        return text;
+      },
+      anchorWalk(anchored) {
+        let text = walks.get(anchored);
+        if (text === undefined) {
+          const rowsParam = paramsAfter(anchored) + 1;
+          text =
+            `SELECT v.version, a.* FROM (${version}) v LEFT JOIN LATERAL (` +
+            `SELECT w.n::text AS n, ${sortKey} AS sort_key, w.id::text AS row_id FROM (` +
+            `SELECT ${orderColumn}, id, row_number() OVER (ORDER BY ${orderBy}) AS n FROM ${resource.table} ` +
+            `WHERE ${afterAnchor(anchored)} ORDER BY ${orderBy} LIMIT $${rowsParam}) w ` +
+            `WHERE w.n % $${rowsParam + 1} = 0) a ON true ORDER BY a.n::bigint`;
+          walks.set(anchored, text);
+        }
+        return text;
+      },
+    },
   };
-  const versioned: VersionedListSql = {
-    count: {
-      text: `SELECT c.count, v.version FROM (${countText}) c CROSS JOIN (${version}) v`,
-      values: count.values,
-    },
-    combined: {
-      text: besidePage('c.count, v.version', `(${countText}) c CROSS JOIN (${version}) v`, where, offsetParam),
-      values: withOffset(values, offset),
-    },
-    pageAfter(anchor, pageOffset) {
-      const params = [...values];
-      const condition = afterAnchor(anchor, params);
-      if (pageOffset === 0) return { text: besidePage('v.version', `(${version}) v`, condition, undefined), values: params };
-      params.push(pageOffset);
-      return { text: besidePage('v.version', `(${version}) v`, condition, params.length), values: params };
-    },
-    anchorWalk(anchor, rows, stride) {
-      const params = [...values];
-      const condition = afterAnchor(anchor, params);
-      params.push(rows, stride);
-      const sortKey = selectExpression(`w.${orderColumn}`, fieldOf(resource, query.ordering.field));
-      return {
-        text:
-          `SELECT v.version, a.* FROM (${version}) v LEFT JOIN LATERAL (` +
-          `SELECT w.n::text AS n, ${sortKey} AS sort_key, w.id::text AS row_id FROM (` +
-          `SELECT ${orderColumn}, id, row_number() OVER (ORDER BY ${orderBy}) AS n FROM ${resource.table} ` +
-          `WHERE ${condition} ORDER BY ${orderBy} LIMIT $${params.length - 1}) w ` +
-          `WHERE w.n % $${params.length} = 0) a ON true ORDER BY a.n::bigint`,
-        values: params,
-      };
-    },
-  };
-  return { count, page, combined, versioned };
 }
 
 /** How an anchor's sort key (text from selectExpression) is read back, exactly. */
