@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { driveWrk, wrkVersion } from './wrk.js';
 
 export interface Measurement {
   readonly requests: number;
@@ -46,6 +47,29 @@ export async function driveHttp(load: HttpLoad): Promise<Measurement> {
     });
   });
   return summarize(latencies, load.seconds, failures + result.errors + result.timeouts);
+}
+
+export type LoadGeneratorChoice = 'wrk' | 'autocannon' | 'auto';
+
+export interface LoadGenerator {
+  readonly name: 'wrk' | 'autocannon';
+  /** For reports: "wrk 4.1.0 [epoll]" or "autocannon (in the harness process)". */
+  readonly description: string;
+  readonly drive: (load: HttpLoad) => Promise<Measurement>;
+}
+
+/**
+ * The HTTP load generator: wrk when it is on PATH (it needs about a third of
+ * autocannon's CPU per request, CPU the service would otherwise lose on a
+ * shared machine), else autocannon; `wrk` or `autocannon` forces one.
+ */
+export async function chooseLoadGenerator(choice: LoadGeneratorChoice = 'auto'): Promise<LoadGenerator> {
+  const autocannonGenerator: LoadGenerator = { name: 'autocannon', description: 'autocannon (in the harness process)', drive: driveHttp };
+  if (choice === 'autocannon') return autocannonGenerator;
+  const version = await wrkVersion();
+  if (version !== undefined) return { name: 'wrk', description: version, drive: driveWrk };
+  if (choice === 'wrk') throw new Error('wrk is not on PATH (apt-get install wrk), or use --load-generator autocannon');
+  return autocannonGenerator;
 }
 
 /** Runs `operation` from `concurrency` loops for `seconds`, timing each call. */
