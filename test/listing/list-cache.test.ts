@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ListCache, type PageAnchor } from '../../src/listing/list-cache.js';
 
@@ -50,5 +51,28 @@ describe('ListCache', () => {
     expect(cache.peek('a')).toBeUndefined();
     expect(cache.anchorCount).toBe(7);
     expect(cache.peek('c')?.nearestAnchor('created_at', 40)?.offset).toBe(40);
+  });
+});
+
+describe('ListCache eviction', () => {
+  // Regression: eviction walks one long-lived iterator instead of a fresh
+  // keys() per eviction; it must still forget exactly the least recently used.
+  it('keeps exactly the most recently used lists through any sequence of uses', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 5 }), fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 300 }), (entries, uses) => {
+        const cache = new ListCache({ entries, anchorStride: 10, maxAnchors: 1000 });
+        const model: string[] = [];
+        for (const use of uses) {
+          const key = `k${use}`;
+          cache.at(key, '1');
+          const used = model.indexOf(key);
+          if (used !== -1) model.splice(used, 1);
+          model.push(key);
+          if (model.length > entries) model.shift();
+        }
+        expect(cache.size).toBe(model.length);
+        for (const key of model) expect(cache.peek(key)).toBeDefined();
+      }),
+    );
   });
 });
