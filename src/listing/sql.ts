@@ -91,7 +91,7 @@ interface ListTexts {
   readonly versioned?: {
     readonly count: string;
     readonly combined: string;
-    pageAfter(anchored: boolean, atAnchor: boolean): string;
+    pageAfter(anchored: boolean, startsAtAnchor: boolean): string;
     anchorWalk(anchored: boolean): string;
   };
 }
@@ -191,11 +191,11 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
     versioned: {
       count: `SELECT c.count, v.version FROM (${countText}) c CROSS JOIN (${version}) v`,
       combined: besidePage('c.count, v.version', `(${countText}) c CROSS JOIN (${version}) v`, where, offsetParam),
-      pageAfter(anchored, atAnchor) {
-        const variant = `${anchored}${atAnchor}`;
+      pageAfter(anchored, startsAtAnchor) {
+        const variant = `${anchored}${startsAtAnchor}`;
         let text = pagesAfter.get(variant);
         if (text === undefined) {
-          text = besidePage('v.version', `(${version}) v`, afterAnchor(anchored), atAnchor ? undefined : paramsAfter(anchored) + 1);
+          text = besidePage('v.version', `(${version}) v`, afterAnchor(anchored), startsAtAnchor ? undefined : paramsAfter(anchored) + 1);
           pagesAfter.set(variant, text);
         }
         return text;
