@@ -4,6 +4,7 @@ import { buildApp } from '../src/app.js';
 import { createLogger, scrubSecrets } from '../src/logger.js';
 import { describeEachStore } from './helpers/stores.js';
 import { basicAuthorization, createTenant } from './helpers/tenants.js';
+import { unreachableStore } from './helpers/unreachable-store.js';
 
 /** A pino destination that keeps every line written to it. */
 function logBuffer() {
@@ -47,6 +48,9 @@ describeEachStore('structured logs', (store) => {
     });
     expect(typeof access[0]?.duration_ms).toBe('number');
     expect(access[1]).toMatchObject({ request_id: 'req-log-2', route: '/api/limits/:uid/', status: 404 });
+    // One request_id per line, whichever logger wrote it (a JSON object with a key twice is ambiguous to log tools).
+    const raw = log.text().split('\n').filter((line) => line.includes('"msg":"request"'));
+    for (const line of raw) expect(line.match(/"request_id"/g)).toHaveLength(1);
   });
 
   it('never logs the Authorization header, the API key or an account number, whatever the request carries', async () => {
@@ -77,6 +81,22 @@ describeEachStore('structured logs', (store) => {
     }
     expect(text).toContain('[redacted]');
   });
+});
+
+describe('the access line of a failed request', () => {
+  it('writes a failed request\'s access line through the redacting logger, with its error', async () => {
+    const log = logBuffer();
+    const unreachable = unreachableStore();
+    const app = await buildApp({ store: unreachable, loggerInstance: createLogger('info', log.stream) });
+    await app.inject({ url: '/readyz', headers: { 'x-request-id': 'req-log-3' } });
+    await app.close();
+    await unreachable.close();
+    const access = log.lines().filter((line) => line.msg === 'request');
+    expect(access).toHaveLength(1);
+    expect(access[0]).toMatchObject({ request_id: 'req-log-3', route: '/readyz', status: 503, level: 50 });
+    expect(log.text().match(/"request_id"/g)?.length).toBe(log.lines().filter((line) => 'request_id' in line).length);
+  });
+
 });
 
 describe('scrubSecrets', () => {
