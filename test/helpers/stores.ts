@@ -29,12 +29,12 @@ export async function openPgliteTestStore(): Promise<Store> {
   return store;
 }
 
-export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''): Promise<Store> {
+export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? '', poolSize = 8): Promise<Store> {
   const schema = `test_${randomBytes(6).toString('hex')}`;
   const admin = new PostgresStore(url, { poolSize: 1 });
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.close();
-  const store = new PostgresStore(url, { poolSize: 8, searchPath: schema });
+  const store = new PostgresStore(url, { poolSize, searchPath: schema });
   await migrate(store);
   const close = store.close.bind(store);
   store.close = async () => {

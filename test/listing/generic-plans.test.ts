@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIST_CACHE, ListCache } from '../../src/listing/list-cache.js';
 import { listRecords } from '../../src/listing/list-records.js';
 import { parseListQuery } from '../../src/listing/query-parser.js';
 import { paymentMethods } from '../../src/resources/payment-methods.js';
-import { migrate } from '../../src/store/migrate.js';
-import { PostgresStore } from '../../src/store/postgres-store.js';
+import type { Store } from '../../src/store/store.js';
 import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { openPostgresTestStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 
 const url = process.env.DATABASE_URL ?? '';
@@ -14,17 +13,12 @@ const url = process.env.DATABASE_URL ?? '';
 // Plan caching is PostgreSQL's: PGlite runs the same statements, but this
 // suite reads pg_prepared_statements of one pooled connection.
 describe.runIf(/^postgres(ql)?:/.test(url))('prepared list statements on PostgreSQL', () => {
-  const schema = `test_${randomBytes(6).toString('hex')}`;
-  let store: PostgresStore;
+  let store: Store;
   let orgId: string;
 
   beforeAll(async () => {
-    const admin = new PostgresStore(url, { poolSize: 1 });
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.close();
     // One connection, so every statement is prepared in the session we inspect.
-    store = new PostgresStore(url, { poolSize: 1, searchPath: schema });
-    await migrate(store);
+    store = await openPostgresTestStore(url, 1);
     const tenant = await createTenant(store);
     orgId = tenant.org.id;
     const rows = Array.from({ length: 3000 }, (_, i) =>
@@ -34,7 +28,6 @@ describe.runIf(/^postgres(ql)?:/.test(url))('prepared list statements on Postgre
     await store.query('ANALYZE payment_methods');
   });
   afterAll(async () => {
-    await store.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => {});
     await store.close();
   });
 
