@@ -8,7 +8,7 @@ import { httpMetrics } from './metrics/http-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import { resourceRoutes } from './http/resource-routes.js';

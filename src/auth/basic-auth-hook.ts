@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/errors.js';
 import type { Queryable } from '../store/store.js';
 import type { AuthCache } from './auth-cache.js';
 import { authenticate, parseBasicAuthorization, type AuthContext } from './authenticate.js';

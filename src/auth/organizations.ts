@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DomainError } from '../domain/domain-error.js';
 import type { Queryable } from '../store/store.js';
 import { generateApiKey } from './api-key-format.js';
 
@@ -15,13 +16,6 @@ export interface ApiKeyInfo {
   readonly expires_at: string | null;
   readonly revoked_at: string | null;
   readonly status: 'active' | 'expired' | 'revoked';
-}
-
-export class DomainError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DomainError';
-  }
 }
 
 const ORG_UID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;

@@ -1,5 +1,5 @@
 import { ConfigError } from '../config.js';
-import { DomainError } from '../auth/organizations.js';
+import { DomainError } from '../domain/domain-error.js';
 import { DirectoryLockedError } from '../store/directory-lock.js';
 
 export interface OutputOptions {

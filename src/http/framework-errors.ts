@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
-import { ApiError } from './errors.js';
+import { ApiError } from '../domain/errors.js';
 import { problemDocument, PROBLEM_CONTENT_TYPE, sendProblem, toApiError } from './problem.js';
 
 /** Fastify's own rejections (a malformed percent-encoding in the path) as problem+json too. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../store/store.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../domain/errors.js';
 
 /** Liveness and readiness probes; no authentication. */
 export async function healthRoutes(app: FastifyInstance, options: { store: Store }): Promise<void> {

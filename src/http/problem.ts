@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from '../store/store.js';
-import { ApiError, ERROR_CODES, problemType, type ErrorCode } from './errors.js';
+import { ApiError, ERROR_CODES, problemType, type ErrorCode } from '../domain/errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
+import { ApiError } from '../domain/errors.js';
 
 // Host names, IPv4/IPv6 literals and a port: nothing that could smuggle a
 // path or another URL into the links we build from it.

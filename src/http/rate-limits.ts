@@ -2,7 +2,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
-import { ApiError } from './errors.js';
+import { ApiError } from '../domain/errors.js';
 
 export interface RateLimitOptions {
   /** Requests per minute per API key; 0 turns the limit off. */

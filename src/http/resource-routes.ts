@@ -7,7 +7,7 @@ import { buildPageLinks } from '../listing/page-links.js';
 import { parseListQuery } from '../listing/query-parser.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { Store } from '../store/store.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../domain/errors.js';
 import { publicBaseUrl } from './public-url.js';
 import { authenticateWithLimits } from './rate-limits.js';
 

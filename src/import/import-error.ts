@@ -1,4 +1,4 @@
-import { DomainError } from '../auth/organizations.js';
+import { DomainError } from '../domain/domain-error.js';
 
 /** Why one line of an import was rejected. */
 export interface LineError {

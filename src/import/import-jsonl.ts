@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
-import { DomainError, requireOrganization } from '../auth/organizations.js';
+import { requireOrganization } from '../auth/organizations.js';
+import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { applyLedgerLines, checkLedgerLines, type LedgerCounts } from './merge-ledger.js';

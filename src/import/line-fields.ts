@@ -2,7 +2,7 @@ import type { DecimalRules } from '../ledger/parse-decimal.js';
 import { parseDecimal } from '../ledger/parse-decimal.js';
 import { formatMicros, parseTimestamp } from '../listing/timestamp.js';
 import { truncate } from '../listing/value-parsers.js';
-import { isActiveCurrency } from '../resources/currencies.js';
+import { isActiveCurrency } from '../domain/currencies.js';
 
 const MAX_IDENTIFIER_LENGTH = 255;
 // eslint-disable-next-line no-control-regex

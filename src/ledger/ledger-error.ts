@@ -1,4 +1,4 @@
-import { DomainError } from '../auth/organizations.js';
+import { DomainError } from '../domain/domain-error.js';
 
 export type LedgerErrorCode = 'limit_not_found' | 'insufficient_balance' | 'exceeds_outstanding' | 'id_conflict' | 'invalid_entry';
 

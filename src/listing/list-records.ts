@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/errors.js';
 import type { Queryable } from '../store/store.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 import type { ResourceDefinition } from './resource-definition.js';

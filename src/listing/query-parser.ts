@@ -1,4 +1,4 @@
-import { ApiError, type ParamError } from '../http/errors.js';
+import { ApiError, type ParamError } from '../domain/errors.js';
 import type { FilterDefinition, ResourceDefinition } from './resource-definition.js';
 import { truncate } from './value-parsers.js';
 

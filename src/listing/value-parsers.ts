@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { isActiveCurrency } from '../resources/currencies.js';
+import { isActiveCurrency } from '../domain/currencies.js';
 import type { ValueParser } from './resource-definition.js';
 import { formatMicros, parseTimestamp, type Bound } from './timestamp.js';
 

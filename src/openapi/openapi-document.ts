@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode } from '../http/errors.js';
+import { ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';

@@ -1,5 +1,5 @@
 import { WWW_AUTHENTICATE } from '../auth/basic-auth-hook.js';
-import { ERROR_CODES, problemType, type ErrorCode } from '../http/errors.js';
+import { ERROR_CODES, problemType, type ErrorCode } from '../domain/errors.js';
 import { PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 

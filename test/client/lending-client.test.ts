@@ -11,7 +11,7 @@ import {
   type PaymentMethod,
   type PaymentMethodPage,
 } from '../../src/client/index.js';
-import { ApiError, ERROR_CODES } from '../../src/http/errors.js';
+import { ApiError, ERROR_CODES } from '../../src/domain/errors.js';
 import { problemDocument } from '../../src/http/problem.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
