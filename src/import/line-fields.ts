@@ -1,6 +1,6 @@
 import type { DecimalRules } from '../ledger/parse-decimal.js';
 import { parseDecimal } from '../ledger/parse-decimal.js';
-import { formatMicros, parseTimestamp } from '../listing/timestamp.js';
+import { formatMicros, nowMicros, parseTimestamp } from '../listing/timestamp.js';
 import { truncate } from '../listing/value-parsers.js';
 import { isActiveCurrency } from '../domain/currencies.js';
 
@@ -66,12 +66,14 @@ export class LineFields {
   }
 
   /** An optional timestamp in any form the query parameters accept, canonicalized. */
-  timestamp(name: string): string | undefined {
+  timestamp(name: string, options: { notInTheFuture?: boolean } = {}): string | undefined {
     const value = this.string(name, false);
     if (value === undefined) return undefined;
     const parsed = parseTimestamp(value, 'from');
     if (!parsed.ok) return this.problem(`${name} ${parsed.reason}, got '${truncate(value)}'`);
-    return formatMicros(parsed.micros);
+    const canonical = formatMicros(parsed.micros);
+    if (options.notInTheFuture && parsed.micros > nowMicros()) return this.problem(`${name} must not be in the future, got '${canonical}'`);
+    return canonical;
   }
 
   /**

@@ -76,7 +76,8 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
  * deadlock), then a running sum per limit checks every intermediate
  * outstanding amount against 0 and the capacity: the first entry that would
  * overdraw a limit (or repay more than is outstanding) is reported with its
- * line. Each touched limit's updated_at becomes the time of its last entry.
+ * line. Each touched limit's updated_at becomes the time of the import's
+ * transaction (never earlier than it was), whatever time its entries carry.
  */
 export async function applyLedgerLines(
   tx: Queryable,
@@ -129,9 +130,8 @@ export async function applyLedgerLines(
   );
   await tx.query(
     `UPDATE credit_limits l
-        SET outstanding = l.outstanding + d.delta, updated_at = d.last_at
-       FROM (SELECT limit_id, sum(delta) AS delta, (array_agg(at ORDER BY line DESC))[1] AS last_at
-               FROM import_ledger_new GROUP BY limit_id) d
+        SET outstanding = l.outstanding + d.delta, updated_at = greatest(l.updated_at, now())
+       FROM (SELECT limit_id, sum(delta) AS delta FROM import_ledger_new GROUP BY limit_id) d
       WHERE l.id = d.limit_id`,
   );
   return { applied, unchanged };

@@ -146,9 +146,12 @@ export class RecordMerger {
   /**
    * Updates only rows where something differs, so importing the same file
    * twice changes nothing (not even updated_at). An omitted created_at keeps
-   * the stored one. updated_at never moves backwards, and a row that changes
-   * without a later updated_at gets now, so a client syncing with
-   * `updated_from` always sees the change. The condition is checked again on
+   * the stored one. A changed row's updated_at is the time of the change
+   * (the transaction's), or the line's updated_at if that is later; it never
+   * moves backwards, so a client syncing with `updated_from` always sees the
+   * change. (A line's earlier updated_at is kept only for a record this
+   * import creates, in whichever batch: that is history being loaded, which
+   * no client has seen yet.) The condition is checked again on
    * the row as it is now: a drawdown since the staging can only make a
    * change unnecessary.
    */
@@ -159,7 +162,8 @@ export class RecordMerger {
          UPDATE ${kind.table} t
             SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
                 created_at = coalesce(s.created_at, t.created_at),
-                updated_at = CASE WHEN s.updated_at > t.updated_at THEN s.updated_at ELSE greatest(now(), t.updated_at) END
+                updated_at = CASE WHEN t.id > $1 THEN coalesce(s.updated_at, greatest(t.updated_at, now()))
+                                  ELSE greatest(s.updated_at, now(), t.updated_at) END
            FROM ${sourceOf(kind)} s
           WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}
          RETURNING t.id)

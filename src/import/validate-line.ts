@@ -66,7 +66,7 @@ function readRecord(object: ImportObject, fields: LineFields): ImportRecord | un
       const id = fields.identifier('id', false) ?? (fields.has('id') ? undefined : newLedgerId(object));
       const limit = fields.identifier('limit', true);
       const amount = fields.decimal('amount', AMOUNT_RULES);
-      const at = fields.timestamp('at');
+      const at = fields.timestamp('at', { notInTheFuture: true });
       if (id === undefined || limit === undefined || amount === undefined) return undefined;
       return { object, id, limit, amount, at };
     }

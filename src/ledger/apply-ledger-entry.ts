@@ -38,6 +38,14 @@ interface ExistingEntry {
 const LIMIT_COLUMNS = `id::text AS id, uid, capacity::text AS capacity, outstanding::text AS outstanding,
   balance::text AS balance, to_char(updated_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS updated_at`;
 
+/**
+ * A limit's updated_at after an entry: the time its stored row changed (the
+ * transaction's time), never earlier than it was. Not the entry's own `at`,
+ * which may lie in the past: a client syncing with `updated_from` would
+ * never see a change stamped before its last sync.
+ */
+export const RECORD_CHANGED_AT = 'greatest(updated_at, now())';
+
 /** Signals that a concurrent transaction recorded the same id first. */
 class ConcurrentDuplicate extends Error {}
 
@@ -72,16 +80,17 @@ export async function applyLedgerEntry(store: Store, orgId: string, entry: Ledge
 }
 
 async function applyOnce(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
+  if (entry.at !== undefined) await refuseFutureTime(tx, entry.at);
   const existing = await findEntry(tx, orgId, entry);
   if (existing) return replay(tx, orgId, entry, existing);
 
   const delta = entry.kind === 'drawdown' ? 'outstanding + $3::numeric' : 'outstanding - $3::numeric';
   const guard = entry.kind === 'drawdown' ? 'outstanding + $3::numeric <= capacity' : 'outstanding >= $3::numeric';
   const [limit] = await tx.query<LimitState>(
-    `UPDATE credit_limits SET outstanding = ${delta}, updated_at = coalesce($4::timestamptz, now())
+    `UPDATE credit_limits SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
       WHERE org_id = $1 AND uid = $2 AND ${guard}
       RETURNING ${LIMIT_COLUMNS}`,
-    [orgId, entry.limit, entry.amount, entry.at ?? null],
+    [orgId, entry.limit, entry.amount],
   );
   if (!limit) throw await refusal(tx, orgId, entry);
 
@@ -95,6 +104,12 @@ async function applyOnce(tx: Queryable, orgId: string, entry: LedgerEntryInput):
   const row = inserted[0];
   if (!row) throw new ConcurrentDuplicate();
   return result({ ...entry, amount: row.amount }, row.at, true, limit);
+}
+
+/** An entry may be dated in the past, never after now (the database's clock). */
+async function refuseFutureTime(tx: Queryable, at: string): Promise<void> {
+  const [row] = await tx.query<{ future: boolean }>('SELECT $1::timestamptz > now() AS future', [at]);
+  if (row?.future) throw new LedgerError('invalid_entry', `the entry's time ${at} is in the future; a ledger entry may be dated now or earlier`);
 }
 
 async function findEntry(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<ExistingEntry | undefined> {

@@ -13,6 +13,12 @@ export function importLines(
   return importJsonl(store, orgUid, Readable.from([Buffer.from(text)]), options);
 }
 
+/** The database's clock as the API writes timestamps: a time before whatever the next call changes. */
+export async function databaseNow(store: Store): Promise<string> {
+  const [row] = await store.query<{ now: string }>(`SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS now`);
+  return row?.now ?? '';
+}
+
 /** Every row of every table in the current schema, as text: what "the database" holds. */
 export async function dumpAllTables(store: Store): Promise<string> {
   const tables = await store.query<{ table_name: string }>(

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ImportError } from '../../src/import/index.js';
 import { describeEachStore } from '../helpers/stores.js';
-import { dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
+import { databaseNow, dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -60,8 +60,11 @@ describeEachStore('importJsonl', (store) => {
         balance: 1000.4,
         rate: 0.0005,
         created_at: '2024-05-01T10:00:00.000000Z',
-        updated_at: '2024-06-01T00:00:00.123457Z',
       });
+      const [entry] = await store().query<{ at: string }>(
+        `SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at FROM ledger_entries WHERE id = 'dd_n'`,
+      );
+      expect(entry?.at).toBe('2024-06-01T00:00:00.123457Z');
     });
 
     it('generates uids and ledger ids that are absent', async () => {
@@ -117,6 +120,7 @@ describeEachStore('importJsonl', (store) => {
     it('updates a record by uid when a field changes, and counts the rest unchanged', async () => {
       const tenant = await createTenant(store());
       await importLines(store(), tenant.org.uid, SAMPLE_LINES);
+      const before = await databaseNow(store());
 
       const summary = await importLines(store(), tenant.org.uid, [
         { ...SAMPLE_LINES[0], currency: 'CAD', updated_at: '2024-06-01T00:00:00Z' },
@@ -125,7 +129,9 @@ describeEachStore('importJsonl', (store) => {
 
       expect(summary).toMatchObject({ inserted: 0, updated: 2, unchanged: 0 });
       const method = await getJson(store(), tenant, '/api/methods/pm_1/');
-      expect(method.body).toMatchObject({ currency: 'CAD', updated_at: '2024-06-01T00:00:00.000000Z', created_at: '2024-05-01T10:00:00.123456Z' });
+      expect(method.body).toMatchObject({ currency: 'CAD', created_at: '2024-05-01T10:00:00.123456Z' });
+      // The line's updated_at is in the past: the record changed now, and a client syncing from before sees it.
+      expect(method.body.updated_at >= before).toBe(true);
       const limit = await getJson(store(), tenant, '/api/limits/cl_1/');
       expect(limit.body).toMatchObject({ capacity: 60000, outstanding: 1000, balance: 59000 });
     });
@@ -157,10 +163,17 @@ describeEachStore('importJsonl', (store) => {
       for (const batchLines of [2, 1, 20_000]) {
         const tenant = await createTenant(store());
         await importLines(store(), tenant.org.uid, SAMPLE_LINES);
+        const before = await databaseNow(store());
         summaries.push(await importLines(store(), tenant.org.uid, lines, { batchLines }));
+        // Records that existed before this import and changed get the import's time, which differs per run.
+        const stampedNow = (item: { uid: string; updated_at: string }) => {
+          if (item.uid !== 'pm_1' && item.uid !== 'cl_1') return item;
+          expect(item.updated_at >= before).toBe(true);
+          return { ...item, updated_at: 'the import' };
+        };
         records.push([
-          (await getJson(store(), tenant, '/api/methods/?order_by=created_at')).body.items,
-          (await getJson(store(), tenant, '/api/limits/')).body.items,
+          (await getJson(store(), tenant, '/api/methods/?order_by=created_at')).body.items.map(stampedNow),
+          (await getJson(store(), tenant, '/api/limits/')).body.items.map(stampedNow),
         ]);
       }
 
@@ -173,7 +186,7 @@ describeEachStore('importJsonl', (store) => {
       expect(summaries[1]).toEqual(summaries[0]);
       expect(summaries[2]).toEqual(summaries[0]);
       expect(records[0]?.[0]).toMatchObject([
-        { uid: 'pm_1', entity: 'ent_changed', updated_at: '2024-06-01T00:00:00.000000Z' },
+        { uid: 'pm_1', entity: 'ent_changed', updated_at: 'the import' },
         { uid: 'pm_new', type: 'SEPA', updated_at: '2024-06-04T00:00:00.000000Z' },
       ]);
       expect(records[0]?.[1]).toMatchObject([{ uid: 'cl_1', outstanding: 1001 }]);
@@ -184,12 +197,40 @@ describeEachStore('importJsonl', (store) => {
     it('never lets a credit-limit line change outstanding, and does not move updated_at back past a drawdown', async () => {
       const tenant = await createTenant(store());
       await importLines(store(), tenant.org.uid, [{ ...SAMPLE_LINES[1], updated_at: '2024-05-01T10:00:00Z' }]);
+      const beforeDrawdown = await databaseNow(store());
       await importLines(store(), tenant.org.uid, [{ object: 'drawdown', id: 'd', limit: 'cl_1', amount: '5', at: '2024-07-01T00:00:00Z' }]);
+      const drawn = (await getJson(store(), tenant, '/api/limits/cl_1/')).body;
+      expect(drawn.updated_at >= beforeDrawdown).toBe(true);
 
       const summary = await importLines(store(), tenant.org.uid, [{ ...SAMPLE_LINES[1], updated_at: '2024-05-01T10:00:00Z' }]);
 
       expect(summary.credit_limits).toEqual({ inserted: 0, updated: 0, unchanged: 1 });
-      expect((await getJson(store(), tenant, '/api/limits/cl_1/')).body).toMatchObject({ outstanding: 5, updated_at: '2024-07-01T00:00:00.000000Z' });
+      expect((await getJson(store(), tenant, '/api/limits/cl_1/')).body).toMatchObject({ outstanding: 5, updated_at: drawn.updated_at });
+    });
+
+    it('stamps a limit with the time of the write, not the backdated time of its ledger line (regression: updated_at moved back to 2020)', async () => {
+      const tenant = await createTenant(store());
+      await importLines(store(), tenant.org.uid, SAMPLE_LINES);
+      const before = await databaseNow(store());
+
+      await importLines(store(), tenant.org.uid, [{ object: 'drawdown', id: 'dd_old', limit: 'cl_1', amount: '500', at: '2020-01-01' }]);
+
+      const synced = await getJson(store(), tenant, `/api/limits/?updated_from=${encodeURIComponent(before)}`);
+      expect(synced.body.items).toMatchObject([{ uid: 'cl_1', outstanding: 1500 }]);
+      const [entry] = await store().query<{ at: string }>(`SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS at FROM ledger_entries WHERE id = 'dd_old'`);
+      expect(entry?.at).toBe('2020-01-01');
+    });
+
+    it('refuses a ledger line dated in the future', async () => {
+      const tenant = await createTenant(store());
+      await importLines(store(), tenant.org.uid, SAMPLE_LINES);
+      const before = await dumpAllTables(store());
+      const error = await importLines(store(), tenant.org.uid, [{ object: 'drawdown', id: 'dd_future', limit: 'cl_1', amount: '1', at: '2099-01-01' }]).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ImportError);
+      expect((error as ImportError).errors).toEqual([{ line: 1, reason: "at must not be in the future, got '2099-01-01T00:00:00.000000Z'" }]);
+      expect(await dumpAllTables(store())).toBe(before);
     });
   });
 

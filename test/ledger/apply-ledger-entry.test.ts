@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.js';
 import { applyLedgerEntry, LedgerError } from '../../src/ledger/index.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
-import { dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
+import { databaseNow, dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 
@@ -36,17 +36,38 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
       expect(synced.items[0]).toMatchObject({ uid: 'cl_1', outstanding: 3500.5 });
     });
 
-    it('lowers outstanding on a repayment and sets updated_at to the entry time', async () => {
+    it('lowers outstanding on a backdated repayment, keeps the entry\'s time, and stamps the limit with the time of the write (regression: updated_at moved back to 2020)', async () => {
       const tenant = await tenantWithLimit(store());
+      const before = await databaseNow(store());
       const result = await applyLedgerEntry(store(), tenant.org.id, {
         kind: 'repayment',
         id: 'rp_x',
         limit: 'cl_1',
         amount: '1000.00',
-        at: '2030-01-01T00:00:00.000001Z',
+        at: '2020-01-01T00:00:00.000001Z',
       });
-      expect(result).toMatchObject({ applied: true, outstanding: '0.00', balance: '50000.00', updated_at: '2030-01-01T00:00:00.000001Z' });
-      expect((await limitFromApi(store(), tenant)).items[0]).toMatchObject({ outstanding: 0, updated_at: '2030-01-01T00:00:00.000001Z' });
+      expect(result).toMatchObject({ applied: true, at: '2020-01-01T00:00:00.000001Z', outstanding: '0.00', balance: '50000.00' });
+      expect(result.updated_at >= before).toBe(true);
+      const synced = await limitFromApi(store(), tenant, `?updated_from=${encodeURIComponent(before)}`);
+      expect(synced.items).toMatchObject([{ uid: 'cl_1', outstanding: 0, updated_at: result.updated_at }]);
+    });
+
+    it('never moves updated_at backwards when the stored one is later than now', async () => {
+      const tenant = await createTenant(store());
+      await importLines(store(), tenant.org.uid, [{ ...SAMPLE_LINES[1], updated_at: '2099-01-01T00:00:00Z' }]);
+      const result = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_x', limit: 'cl_1', amount: '1.00' });
+      expect(result).toMatchObject({ outstanding: '1.00', updated_at: '2099-01-01T00:00:00.000000Z' });
+    });
+
+    it('refuses an entry dated in the future and changes nothing', async () => {
+      const tenant = await tenantWithLimit(store());
+      const before = await dumpAllTables(store());
+      const error = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_f', limit: 'cl_1', amount: '1.00', at: '2099-01-01T00:00:00.000000Z' }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(LedgerError);
+      expect(error).toMatchObject({ code: 'invalid_entry', message: expect.stringMatching(/2099-01-01T00:00:00.000000Z is in the future/) });
+      expect(await dumpAllTables(store())).toBe(before);
     });
 
     it('allows drawing exactly the balance', async () => {

@@ -22,7 +22,7 @@ export function registerLedgerCommand(program: Command, name: string, kind: Ledg
     .requiredOption('--limit <uid>', 'credit limit uid')
     .requiredOption('--amount <n>', 'positive amount, at most two decimal places')
     .option('--id <id>', 'idempotency key: the same id with the same content is a no-op (default: generated)')
-    .option('--at <time>', 'time of the entry, an ISO 8601 timestamp (default: now); becomes the limit\'s updated_at')
+    .option('--at <time>', 'time of the entry, an ISO 8601 timestamp, now or earlier (default: now); the limit\'s updated_at becomes the time of the write')
     .option('--json', 'machine-readable output')
     .action(async (flags: LedgerFlags) => {
       const amount = parseAmount(flags.amount);
