@@ -19,6 +19,7 @@ export interface ApiKeyInfo {
 }
 
 const ORG_UID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+const KEY_ID_PATTERN = /^key_[0-9a-f]{16}$/;
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
 export function newOrganizationUid(): string {
@@ -49,13 +50,17 @@ export async function requireOrganization(db: Queryable, uid: string): Promise<O
   return org;
 }
 
-/** Creates a key and returns it in full: the only time it is ever visible. */
+/** Creates a key and returns it in full: the only time it is ever visible. An expiry must be in the future. */
 export async function createApiKey(
   db: Queryable,
   orgUid: string,
   expiresAt?: string,
 ): Promise<{ id: string; org: string; key: string; expires_at: string | null }> {
   const org = await requireOrganization(db, orgUid);
+  if (expiresAt !== undefined) {
+    const [row] = await db.query<{ past: boolean }>('SELECT $1::timestamptz <= now() AS past', [expiresAt]);
+    if (row?.past) throw new DomainError(`expiry ${expiresAt} is not in the future: the key would be dead on arrival`);
+  }
   const generated = generateApiKey();
   await db.query('INSERT INTO api_keys (id, org_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4::timestamptz)', [
     generated.id,
@@ -90,6 +95,7 @@ export async function revokeApiKey(db: Queryable, keyId: string): Promise<{ id: 
     [keyId],
   );
   const row = rows[0];
-  if (!row) throw new DomainError(`no API key '${keyId}'`);
+  // Only a well-formed key id is quoted back: whatever else was passed may be a secret.
+  if (!row) throw new DomainError(KEY_ID_PATTERN.test(keyId) ? `no API key '${keyId}'` : 'no API key with that id (key ids look like key_ and 16 hex digits)');
   return row;
 }

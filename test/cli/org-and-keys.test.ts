@@ -25,13 +25,13 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
     expect(created.id).toMatch(/^key_[0-9a-f]{16}$/);
     expect(created.key).toMatch(/^lak_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
 
-    const expiring = JSON.parse((await runCli(['key', 'create', '--org', 'org_acme', '--expires', '2020-01-01', '--json'], databaseUrl)).stdout) as { id: string };
+    const expiring = JSON.parse((await runCli(['key', 'create', '--org', 'org_acme', '--expires', '2099-01-01', '--json'], databaseUrl)).stdout) as { id: string };
 
     const list = await runCli(['key', 'list', '--org', 'org_acme', '--json'], databaseUrl);
-    const keys = JSON.parse(list.stdout) as { id: string; status: string }[];
-    expect(keys.map((k) => [k.id, k.status])).toEqual([
-      [created.id, 'active'],
-      [expiring.id, 'expired'],
+    const keys = JSON.parse(list.stdout) as { id: string; status: string; expires_at: string | null }[];
+    expect(keys.map((k) => [k.id, k.status, k.expires_at])).toEqual([
+      [created.id, 'active', null],
+      [expiring.id, 'active', '2099-01-01T00:00:00.000000Z'],
     ]);
     expect(list.stdout).not.toContain(created.key);
 
@@ -40,6 +40,35 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
     expect(JSON.parse(revoke.stdout)).toMatchObject({ id: created.id, org: 'org_acme' });
     const human = await runCli(['key', 'list', '--org', 'org_acme'], databaseUrl);
     expect(human.stdout).toMatch(new RegExp(`${created.id}\\s+revoked`));
+  });
+
+  it('refuses a key that would expire in the past (regression: it printed a dead key and exited 0)', async () => {
+    await runCli(['org', 'create', '--name', 'Expiry', '--uid', 'org_expiry'], databaseUrl);
+    const dead = await runCli(['key', 'create', '--org', 'org_expiry', '--expires', '2020-01-01'], databaseUrl);
+    expect(dead.code).toBe(1);
+    expect(dead.stdout).toBe('');
+    expect(dead.stderr).toContain('expiry 2020-01-01T00:00:00.000000Z is not in the future');
+    const list = await runCli(['key', 'list', '--org', 'org_expiry', '--json'], databaseUrl);
+    expect(JSON.parse(list.stdout)).toEqual([]);
+  });
+
+  it('never prints a secret passed to key revoke, and names the key id to pass instead (regression: it echoed the secret)', async () => {
+    await runCli(['org', 'create', '--name', 'Secret', '--uid', 'org_secret'], databaseUrl);
+    const created = JSON.parse((await runCli(['key', 'create', '--org', 'org_secret', '--json'], databaseUrl)).stdout) as { id: string; key: string };
+    const malformed = `${created.key.slice(0, -1)}`; // a secret with a character lost in copying
+
+    const whole = await runCli(['key', 'revoke', created.key], databaseUrl);
+    const broken = await runCli(['key', 'revoke', malformed, '--json'], databaseUrl);
+
+    expect(whole.code).toBe(1);
+    expect(whole.stderr).toContain(`pass the key id instead (this key's id is ${created.id})`);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('pass the key id instead (key ids look like key_');
+    for (const output of [whole.stdout, whole.stderr, broken.stdout, broken.stderr]) {
+      expect(output).not.toContain(created.key.slice(21)); // the secret part
+    }
+    const list = await runCli(['key', 'list', '--org', 'org_secret', '--json'], databaseUrl);
+    expect(JSON.parse(list.stdout)).toMatchObject([{ id: created.id, status: 'active' }]);
   });
 
   it('prints human text without --json', async () => {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { keyIdOf } from '../../auth/api-key-format.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../auth/organizations.js';
 import { formatMicros, parseTimestamp } from '../../listing/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
@@ -43,6 +44,7 @@ export function registerKey(program: Command): void {
     .argument('<id>', 'key id (key_…)')
     .option('--json', 'machine-readable output')
     .action(async (id: string, options: OutputOptions) => {
+      refuseSecret(id);
       const revoked = await withStore((store) => revokeApiKey(store, id));
       print(options, revoked, `revoked ${revoked.id} of ${revoked.org} at ${revoked.revoked_at}`);
     });
@@ -52,4 +54,18 @@ function parseExpiry(raw: string): string {
   const parsed = parseTimestamp(raw, 'from');
   if (!parsed.ok) throw new UsageError(`--expires ${parsed.reason}, got '${raw}'`);
   return formatMicros(parsed.micros);
+}
+
+/**
+ * `key revoke` takes the key id. Given the key itself (secret included),
+ * say so without ever printing it: error output ends up in logs and CI
+ * transcripts.
+ */
+function refuseSecret(argument: string): void {
+  const id = keyIdOf(argument);
+  if (id === undefined && !argument.toLowerCase().startsWith('lak_')) return;
+  const hint = id === undefined ? 'key ids look like key_ and 16 hex digits; `key list --org ORG` shows them' : `this key's id is ${id}`;
+  throw new UsageError(
+    `that argument is an API key's secret, not its id: pass the key id instead (${hint}). The secret was not printed; it may be in your shell history, so revoke the key and rotate it`,
+  );
 }
