@@ -24,16 +24,25 @@ export class ImportError extends DomainError {
   }
 }
 
-/** Keeps the first `max` line errors in line order and counts the rest. */
+/** Keeps the `max` first line errors in line order, whatever order they come in, and counts the rest. */
 export class LineErrorList {
   private readonly kept: LineError[] = [];
   private count = 0;
 
   constructor(private readonly max: number) {}
 
+  /** Adds one error; errors may come in any line order (the checks run in phases). */
   add(error: LineError): void {
     this.count += 1;
-    if (this.kept.length < this.max) this.kept.push(error);
+    const last = this.kept[this.kept.length - 1];
+    if (this.kept.length < this.max && (!last || last.line <= error.line)) {
+      this.kept.push(error); // the common case: streaming, in line order
+      return;
+    }
+    if (last && last.line <= error.line) return;
+    const at = this.kept.findIndex((kept) => kept.line > error.line);
+    this.kept.splice(at, 0, error);
+    if (this.kept.length > this.max) this.kept.pop();
   }
 
   /** Adds the first errors of a query (in line order) and how many it found in all. */

@@ -68,8 +68,11 @@ const CHECK_VIOLATION = '23514';
  * uid in a batch wins) while the next batch is parsed; memory holds two
  * batches, whatever the input size. Ledger entries are applied at the end, in
  * file order, idempotent by id. All of it is one transaction: if any line is
- * invalid, every invalid line is reported (the first `maxErrors` listed, the
- * rest counted) in an `ImportError` and nothing is written. Importing the
+ * invalid, every invalid line is reported in the same run — field errors,
+ * references to limits neither stored nor in the file's valid lines, ledger
+ * lines that would overdraw given the lines before them (the first
+ * `maxErrors` listed in line order, the rest counted) — in an `ImportError`,
+ * and nothing is written. Importing the
  * same input twice changes nothing. A process killed midway leaves nothing:
  * the transaction never commits.
  *
@@ -117,12 +120,14 @@ export async function importJsonl(
       let merging: Promise<void> = Promise.resolve();
       const flush = async (): Promise<void> => {
         const batch = filling;
-        // Once a line is invalid nothing will be written: keep validating, stop merging.
-        if (errors.total > 0 || batch.rows === 0) return;
+        // The valid lines are merged even after an invalid one (the
+        // transaction will roll back): the checks that need the store and
+        // the rest of the file (references, overdraws) then report in the
+        // same run.
+        if (batch.rows === 0) return;
         const previous = merging;
         merging = (async () => {
           await previous;
-          if (errors.total > 0) return;
           await tx.copyFrom(STAGING_COPY_TARGET, batch.slices());
           await mergeBatch(tx, records, batch.kinds, errors, maxErrors);
           batch.clear();
@@ -153,7 +158,6 @@ export async function importJsonl(
             errors.add({ line: line.number, reason: result.reason });
             continue;
           }
-          if (errors.total > 0) continue;
           filling.add(toCopyRow(line.number, result.record), result.record.object);
           if (filling.rows >= limit || filling.bytes >= MAX_BATCH_BYTES) await flush();
         }
@@ -163,7 +167,6 @@ export async function importJsonl(
         await merging.catch(() => {});
       }
       await merging;
-      if (errors.total > 0) throw errors.toError();
       const summary = await finish(tx, org.id, records, read.nonBlank, errors, maxErrors);
       report({ phase: 'done', lines: read.lines, bytes: read.bytes });
       return summary;
@@ -247,8 +250,8 @@ async function finish(
 ): Promise<ImportSummary> {
   const { payment_methods: paymentMethods, credit_limits: creditLimits } = await records.counts();
   await checkLedgerLines(tx, orgId, errors, maxErrors);
-  if (errors.total > 0) throw errors.toError();
-  const ledger = await applyLedgerLines(tx, orgId, errors, maxErrors);
+  // Writes nothing once any line is invalid, but still finds every overdraw.
+  const ledger = await applyLedgerLines(tx, orgId, errors);
   if (errors.total > 0) throw errors.toError();
   return {
     lines,

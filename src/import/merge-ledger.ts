@@ -73,17 +73,17 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
 /**
  * Applies the new ledger entries in file order, all or nothing. The limits
  * they touch are locked first (in id order, so two imports cannot
- * deadlock), then a running sum per limit checks every intermediate
- * outstanding amount against 0 and the capacity: the first entry that would
- * overdraw a limit (or repay more than is outstanding) is reported with its
- * line. Each touched limit's updated_at becomes the time of the import's
- * transaction (never earlier than it was), whatever time its entries carry.
+ * deadlock); then every entry that would take its limit above the capacity
+ * or below zero, given the accepted entries before it, is reported with its
+ * line. Nothing is written once `errors` holds any line (this one's or an
+ * earlier check's). Each touched limit's updated_at becomes the time of the
+ * import's transaction (never earlier than it was), whatever time its
+ * entries carry.
  */
 export async function applyLedgerLines(
   tx: Queryable,
   orgId: string,
   errors: LineErrorList,
-  maxErrors: number,
 ): Promise<LedgerCounts> {
   await tx.query(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
@@ -104,23 +104,17 @@ export async function applyLedgerLines(
   await tx.query(
     `SELECT 1 FROM credit_limits WHERE id IN (SELECT DISTINCT limit_id FROM import_ledger_new) ORDER BY id FOR UPDATE`,
   );
-  await collectLineErrors<{ line: string; kind: string; amount: string; uid: string; before: string; balance: string; capacity: string }>(
-    tx,
-    errors,
-    maxErrors,
-    `SELECT DISTINCT ON (r.limit_id) r.line, r.kind, r.amount::text AS amount, r.uid,
-            (r.after - r.delta)::text AS before, (r.capacity - r.after + r.delta)::text AS balance, r.capacity::text AS capacity
-       FROM (SELECT n.line, n.kind, n.amount, n.delta, n.limit_id, l.uid, l.capacity,
-                    l.outstanding + sum(n.delta) OVER (PARTITION BY n.limit_id ORDER BY n.line) AS after
+  // For a valid file, one statement: a running sum per limit that never
+  // leaves [0, capacity]. Only the limits where it does are walked line by
+  // line, so that each overdraw is judged without the refused lines before it.
+  await tx.query(
+    `CREATE TEMP TABLE import_overdrawn ON COMMIT DROP AS
+     SELECT DISTINCT r.limit_id
+       FROM (SELECT n.limit_id, l.capacity, l.outstanding + sum(n.delta) OVER (PARTITION BY n.limit_id ORDER BY n.line) AS after
                FROM import_ledger_new n JOIN credit_limits l ON l.id = n.limit_id) r
-      WHERE r.after < 0 OR r.after > r.capacity
-      ORDER BY r.limit_id, r.line`,
-    [],
-    (row) =>
-      row.kind === 'drawdown'
-        ? `drawdown of ${row.amount} exceeds the balance of ${row.uid} at this point (balance ${row.balance}, capacity ${row.capacity})`
-        : `repayment of ${row.amount} exceeds the outstanding amount of ${row.uid} at this point (outstanding ${row.before})`,
+      WHERE r.after < 0 OR r.after > r.capacity`,
   );
+  await reportOverdraws(tx, errors);
   if (errors.total > 0) return { applied: 0, unchanged };
 
   await tx.query(
@@ -135,4 +129,69 @@ export async function applyLedgerLines(
       WHERE l.id = d.limit_id`,
   );
   return { applied, unchanged };
+}
+
+const OVERDRAW_PAGE = 10_000;
+
+interface WalkedLine {
+  line: string;
+  kind: string;
+  amount: string;
+  limit_id: string;
+  uid: string;
+  capacity: string;
+  outstanding: string;
+}
+
+/**
+ * Walks the ledger lines of the limits that some line would overdraw, in
+ * file order per limit, a page at a time (memory stays bounded): each line
+ * is checked against the limit as the accepted lines before it left it, and
+ * a refused line is not counted further. Amounts are NUMERIC(15, 2), so
+ * whole cents in a bigint are exact.
+ */
+async function reportOverdraws(tx: Queryable, errors: LineErrorList): Promise<void> {
+  let after: [string, string] = ['0', '0'];
+  let current: { limitId: string; outstanding: bigint } | undefined;
+  for (;;) {
+    const rows = await tx.query<WalkedLine>(
+      `SELECT n.line::text AS line, n.kind, n.amount::text AS amount, n.limit_id::text AS limit_id, l.uid,
+              l.capacity::text AS capacity, l.outstanding::text AS outstanding
+         FROM import_ledger_new n JOIN import_overdrawn o ON o.limit_id = n.limit_id JOIN credit_limits l ON l.id = n.limit_id
+        WHERE (n.limit_id, n.line) > ($1::bigint, $2::bigint)
+        ORDER BY n.limit_id, n.line LIMIT ${OVERDRAW_PAGE}`,
+      after,
+    );
+    for (const row of rows) {
+      if (current?.limitId !== row.limit_id) current = { limitId: row.limit_id, outstanding: cents(row.outstanding) };
+      const capacity = cents(row.capacity);
+      const amount = cents(row.amount);
+      const next = row.kind === 'drawdown' ? current.outstanding + amount : current.outstanding - amount;
+      if (next >= 0n && next <= capacity) {
+        current.outstanding = next;
+        continue;
+      }
+      errors.add({
+        line: Number(row.line),
+        reason:
+          row.kind === 'drawdown'
+            ? `drawdown of ${row.amount} exceeds the balance of ${row.uid} at this point (balance ${decimal(capacity - current.outstanding)}, capacity ${row.capacity})`
+            : `repayment of ${row.amount} exceeds the outstanding amount of ${row.uid} at this point (outstanding ${decimal(current.outstanding)})`,
+      });
+    }
+    const last = rows[rows.length - 1];
+    if (!last || rows.length < OVERDRAW_PAGE) return;
+    after = [last.limit_id, last.line];
+  }
+}
+
+/** `1200.50` → 120050n: NUMERIC(15, 2) text always has two decimals. */
+function cents(text: string): bigint {
+  return BigInt(text.replace('.', ''));
+}
+
+function decimal(cents: bigint): string {
+  const sign = cents < 0n ? '-' : '';
+  const digits = (cents < 0n ? -cents : cents).toString().padStart(3, '0');
+  return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`;
 }

@@ -73,8 +73,9 @@ export class RecordMerger {
 
   /**
    * Merges the records of the batch now in the staging table. Capacity
-   * problems are added to `errors`, and then no stored row is updated (the
-   * import fails and its transaction writes nothing).
+   * problems are added to `errors` and their rows are not updated (the
+   * import fails and its transaction writes nothing, but the rest of the
+   * file is still merged, so its other problems are found in this run).
    */
   async mergeBatch(lines: RecordBatchCounts, errors: LineErrorList, maxErrors: number): Promise<void> {
     for (const kind of KINDS) {
@@ -82,10 +83,10 @@ export class RecordMerger {
       const { inserted, pending } = await this.insertNewAndStageTheRest(kind);
       this.inserted[kind.object] += inserted;
       if (pending === 0) continue;
-      if (kind === CREDIT_LIMITS) {
-        await checkCapacities(this.tx, errors, maxErrors);
-        if (errors.total > 0) return;
-      }
+      // A capacity below the outstanding amount is reported, and that row is
+      // left alone (the table's CHECK would abort the transaction, and the
+      // rest of the file still has to be checked).
+      if (kind === CREDIT_LIMITS) await checkCapacities(this.tx, errors, maxErrors);
       await this.updateChanged(kind);
       await this.tx.query(`TRUNCATE ${sourceOf(kind)}`);
     }
@@ -165,7 +166,7 @@ export class RecordMerger {
                 updated_at = CASE WHEN t.id > $1 THEN coalesce(s.updated_at, greatest(t.updated_at, now()))
                                   ELSE greatest(s.updated_at, now(), t.updated_at) END
            FROM ${sourceOf(kind)} s
-          WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}
+          WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}${kind === CREDIT_LIMITS ? ' AND s.capacity >= s.outstanding' : ''}
          RETURNING t.id)
        INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
       [this.idsBefore[kind.object]],

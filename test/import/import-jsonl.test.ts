@@ -351,6 +351,57 @@ describeEachStore('importJsonl', (store) => {
       expect(await dumpAllTables(store())).toBe(before);
     });
 
+    it('reports field errors, unknown references, id conflicts, capacities and overdraws of one file in one run (regression: they came in rounds)', async () => {
+      const tenant = await createTenant(store());
+      await importLines(store(), tenant.org.uid, SAMPLE_LINES); // cl_1: capacity 50000.00, outstanding 1000.00
+      const before = await dumpAllTables(store());
+
+      const error = (await importLines(store(), tenant.org.uid, [
+        { ...SAMPLE_LINES[1], uid: 'cl_2', capacity: '100' }, // 1: valid
+        { ...validPm, uid: 'pm_2', currency: 'XXX' }, // 2: field error
+        { ...SAMPLE_LINES[1], uid: 'cl_bad', rate: 'high' }, // 3: field error: cl_bad is not created
+        { object: 'drawdown', id: 'a', limit: 'cl_bad', amount: '5' }, // 4: refers to an invalid line's limit
+        { object: 'drawdown', id: 'b', limit: 'cl_nope', amount: '5' }, // 5: refers to nothing
+        { object: 'drawdown', id: 'c', limit: 'cl_2', amount: '60' }, // 6: valid (outstanding 60)
+        { object: 'drawdown', id: 'd', limit: 'cl_2', amount: '50' }, // 7: overdraws (60 + 50 > 100)
+        { object: 'drawdown', id: 'e', limit: 'cl_2', amount: '40' }, // 8: valid: line 7 was refused (60 + 40 = 100)
+        { object: 'repayment', id: 'f', limit: 'cl_2', amount: '100.01' }, // 9: exceeds outstanding 100
+        { object: 'drawdown', id: 'c', limit: 'cl_2', amount: '1' }, // 10: id c used with different content
+        { object: 'drawdown', id: 'g', limit: 'cl_2', amount: '0' }, // 11: field error
+        { ...SAMPLE_LINES[1], capacity: '999.99' }, // 12: capacity of cl_1 below its outstanding
+        { object: 'drawdown', id: 'h', limit: 'cl_1', amount: '49000.01' }, // 13: overdraws cl_1 (its capacity stays 50000)
+      ]).catch((e: unknown) => e)) as ImportError;
+
+      expect(error).toBeInstanceOf(ImportError);
+      expect(error.errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 7, 9, 10, 11, 12, 13]);
+      expect(error.errors).toMatchObject([
+        { line: 2, reason: expect.stringMatching(/^currency must be an active/) },
+        { line: 3, reason: expect.stringMatching(/^rate must be a decimal number/) },
+        { line: 4, reason: "no credit limit 'cl_bad' in this organization or this file" },
+        { line: 5, reason: "no credit limit 'cl_nope' in this organization or this file" },
+        { line: 7, reason: 'drawdown of 50.00 exceeds the balance of cl_2 at this point (balance 40.00, capacity 100.00)' },
+        { line: 9, reason: 'repayment of 100.01 exceeds the outstanding amount of cl_2 at this point (outstanding 100.00)' },
+        { line: 10, reason: "ledger id 'c' is used on line 6 with different content" },
+        { line: 11, reason: expect.stringMatching(/^amount must be greater than 0/) },
+        { line: 12, reason: expect.stringMatching(/^capacity 999.99 is below the outstanding amount of cl_1/) },
+        { line: 13, reason: 'drawdown of 49000.01 exceeds the balance of cl_1 at this point (balance 49000.00, capacity 50000.00)' },
+      ]);
+      expect(error.total).toBe(10);
+      expect(await dumpAllTables(store())).toBe(before);
+    });
+
+    it('caps a report that mixes phases at the first lines in line order', async () => {
+      const tenant = await createTenant(store());
+      await importLines(store(), tenant.org.uid, SAMPLE_LINES);
+      const lines = [
+        ...Array.from({ length: 5 }, (_, i) => ({ object: 'drawdown', id: `x${i}`, limit: 'cl_nope', amount: '1' })),
+        ...Array.from({ length: 5 }, (_, i) => ({ ...validPm, uid: `pm_${i}`, currency: 'XXX' })),
+      ];
+      const error = (await importLines(store(), tenant.org.uid, lines, { maxErrors: 3 }).catch((e: unknown) => e)) as ImportError;
+      expect(error.total).toBe(10);
+      expect(error.errors.map((e) => e.line)).toEqual([1, 2, 3]);
+    });
+
     it('refuses lowering a capacity below the outstanding amount', async () => {
       const tenant = await createTenant(store());
       await importLines(store(), tenant.org.uid, SAMPLE_LINES);
