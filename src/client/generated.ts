@@ -132,6 +132,58 @@ export interface CreditLimitPage {
   items: CreditLimit[];
 }
 /**
+ * A borrower: the entity that payment methods and credit limits belong to (their `entity` field is its uid).
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "Entity".
+ */
+export interface Entity {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * Legal or trading name.
+   */
+  name: string;
+  /**
+   * Country of registration: ISO 3166-1 alpha-2, upper case.
+   */
+  country: string;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * One page of entities: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EntityPage".
+ */
+export interface EntityPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: Entity[];
+}
+/**
  * One invalid input.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -311,6 +363,42 @@ export interface CreditLimitListParams {
     | '-balance'
     | 'entity'
     | '-entity';
+  /**
+   * Page number, from 1. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`.
+   */
+  page?: number;
+}
+/**
+ * Query parameters of `listEntities`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EntityListParams".
+ */
+export interface EntityListParams {
+  /**
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   */
+  created_from?: string;
+  /**
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   */
+  created_to?: string;
+  /**
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   */
+  updated_from?: string;
+  /**
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   */
+  updated_to?: string;
+  /**
+   * ISO 3166-1 alpha-2 code, any letter case.
+   */
+  country?: string;
+  /**
+   * Sort field; prefix `-` for descending. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   */
+  order_by?: 'created_at' | '-created_at' | 'updated_at' | '-updated_at' | 'name' | '-name' | 'country' | '-country';
   /**
    * Page number, from 1. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`.
    */

@@ -1,6 +1,7 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { creditLimits } from './credit-limits.js';
+import { entities } from './entities.js';
 import { paymentMethods } from './payment-methods.js';
 
 /** Every collection the API serves. A new collection is one more entry here. */
-export const RESOURCES: readonly ResourceDefinition[] = [paymentMethods, creditLimits];
+export const RESOURCES: readonly ResourceDefinition[] = [paymentMethods, creditLimits, entities];

@@ -4,7 +4,8 @@ import { buildApp } from '../../src/app.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { OpenApiContract } from '../helpers/openapi-contract.js';
-import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { RESOURCES } from '../../src/resources/index.js';
+import { insertRecords, sampleRecords } from '../helpers/fixtures/index.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
@@ -34,12 +35,11 @@ describeEachStore('responses match the OpenAPI document', (store) => {
   beforeAll(async () => {
     app = await buildApp({ store: store() });
     tenant = await createTenant(store());
-    const methods = Array.from({ length: 12 }, (_, i) => paymentMethod({ entity: `ent_${i % 3}`, currency: i % 2 ? 'EUR' : 'USD', type: i % 2 ? 'SEPA' : 'ACH' }));
-    const limits = Array.from({ length: 12 }, (_, i) => creditLimit({ entity: `ent_${i % 3}`, outstanding: `${i * 100}.50` }));
-    await insertPaymentMethods(store(), tenant.org.id, methods);
-    await insertCreditLimits(store(), tenant.org.id, limits);
-    uids['/api/methods/'] = methods[0]!.uid;
-    uids['/api/limits/'] = limits[0]!.uid;
+    for (const resource of RESOURCES) {
+      const records = sampleRecords(resource, 12);
+      await insertRecords(store(), resource, tenant.org.id, records);
+      uids[`/api/${resource.path}/`] = records[0]!.uid!;
+    }
   });
   afterAll(async () => {
     await app.close();
@@ -50,14 +50,14 @@ describeEachStore('responses match the OpenAPI document', (store) => {
     app.inject({ method: 'GET', url, headers: authorization === null ? {} : { authorization } });
 
   it('documents exactly the collections the server serves', () => {
-    expect(collectionPaths.sort()).toEqual(['/api/limits/', '/api/methods/']);
+    expect(collectionPaths.sort()).toEqual(RESOURCES.map((resource) => `/api/${resource.path}/`).sort());
   });
 
   for (const path of collectionPaths) {
     const itemPath = `${path}{uid}/`;
     describe(`GET ${path}`, () => {
       it('answers pages (first, middle, last and empty) that match the page schema', async () => {
-        for (const url of [path, `${path}?page=2`, `${path}?order_by=-updated_at&page=1`, `${path}?entity=nobody`]) {
+        for (const url of [path, `${path}?page=2`, `${path}?order_by=-updated_at&page=1`, `${path}?created_from=2999-01-01`]) {
           const response = await get(url);
           expect(response.statusCode, url).toBe(200);
           expectConforms('GET', path, response);
