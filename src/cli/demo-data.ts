@@ -6,6 +6,7 @@ export const DEMO_ORG_UID = 'org_demo';
 export const DEMO_ORG_NAME = 'Demo Lender';
 
 export type DemoLine =
+  | { object: 'entity'; uid: string; name: string; country: string; created_at: string; updated_at: string }
   | {
       object: 'payment_method';
       uid: string;
@@ -35,6 +36,8 @@ const TYPES_BY_CURRENCY: Record<string, string[]> = {
 };
 const CURRENCIES = Object.keys(TYPES_BY_CURRENCY);
 const ENTITIES = 12;
+const ENTITY_NAMES = ['Acme', 'Borealis', 'Cobalt', 'Dune', 'Ember', 'Fjord', 'Granite', 'Harbor', 'Iris', 'Juniper', 'Kestrel', 'Lumen'];
+const ENTITY_COUNTRIES = ['US', 'GB', 'DE', 'FR', 'NL', 'IE'];
 
 export function demoLines(): DemoLine[] {
   const lines: DemoLine[] = [];
@@ -42,6 +45,15 @@ export function demoLines(): DemoLine[] {
   let n = 0;
   for (let e = 1; e <= ENTITIES; e += 1) {
     const entity = `ent_demo_${String(e).padStart(2, '0')}`;
+    const registered = timestamp(base + e * 41_000_000, e * 4_241);
+    lines.push({
+      object: 'entity',
+      uid: entity,
+      name: `${ENTITY_NAMES[(e - 1) % ENTITY_NAMES.length] ?? 'Demo'} ${e % 2 === 0 ? 'Ltd' : 'Trading'}`,
+      country: ENTITY_COUNTRIES[e % ENTITY_COUNTRIES.length] ?? 'US',
+      created_at: registered,
+      updated_at: registered,
+    });
     const currencies = CURRENCIES.slice(0, 1 + (e % 3));
     for (const currency of currencies) {
       const types = TYPES_BY_CURRENCY[currency] ?? [];

@@ -4,8 +4,7 @@ import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { applyLedgerLines, checkLedgerLines, type LedgerCounts } from './merge-ledger.js';
-import { RecordMerger, type MergeCounts, type RecordBatchCounts } from './merge-records.js';
-import type { ImportObject } from './import-record.js';
+import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';
 import {
   CREATE_LEDGER_LINES_TABLE,
@@ -38,12 +37,12 @@ export interface ImportOptions {
 export interface ImportSummary {
   /** Non-blank lines read. */
   readonly lines: number;
-  /** Records (payment methods and credit limits) created, changed, or already as given. */
+  /** Records (of every collection) created, changed, or already as given. */
   readonly inserted: number;
   readonly updated: number;
   readonly unchanged: number;
-  readonly payment_methods: MergeCounts;
-  readonly credit_limits: MergeCounts;
+  /** The same per collection, keyed by table: `payment_methods`, `credit_limits`, `entities`, … */
+  readonly collections: Readonly<Record<string, MergeCounts>>;
   readonly ledger_entries: LedgerCounts;
 }
 
@@ -158,7 +157,7 @@ export async function importJsonl(
             errors.add({ line: line.number, reason: result.reason });
             continue;
           }
-          filling.add(toCopyRow(line.number, result.record), result.record.object);
+          filling.add(toCopyRow(line.number, result.record), result.record.line === 'record' ? result.record.kind.object : LEDGER);
           if (filling.rows >= limit || filling.bytes >= MAX_BATCH_BYTES) await flush();
         }
         report({ phase: 'merging', lines: read.lines, bytes: read.bytes });
@@ -192,9 +191,10 @@ class Batch {
   private buffer = Buffer.allocUnsafe(INITIAL_BATCH_BYTES);
   rows = 0;
   bytes = 0;
-  kinds: BatchKinds = { payment_method: 0, credit_limit: 0, ledger: 0 };
+  /** Lines per record kind's `object`, and ledger lines under LEDGER. */
+  kinds: Record<string, number> = {};
 
-  add(row: string, object: ImportObject): void {
+  add(row: string, kind: string): void {
     const room = row.length * 3; // the most UTF-8 bytes a UTF-16 string can need
     if (this.bytes + room > this.buffer.length) {
       const bigger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.bytes + room));
@@ -203,8 +203,7 @@ class Batch {
     }
     this.bytes += this.buffer.write(row, this.bytes, 'utf8');
     this.rows += 1;
-    if (object === 'payment_method' || object === 'credit_limit') this.kinds[object] += 1;
-    else this.kinds.ledger += 1;
+    this.kinds[kind] = (this.kinds[kind] ?? 0) + 1;
   }
 
   /** The rows in slices of about COPY_SLICE_BYTES, each ending with a whole row. */
@@ -224,18 +223,14 @@ class Batch {
   clear(): void {
     this.rows = 0;
     this.bytes = 0;
-    this.kinds = { payment_method: 0, credit_limit: 0, ledger: 0 };
+    this.kinds = {};
   }
 }
 
-interface BatchKinds extends RecordBatchCounts {
-  payment_method: number;
-  credit_limit: number;
-  ledger: number;
-}
+const LEDGER = 'ledger';
 
-async function mergeBatch(tx: Transaction, records: RecordMerger, kinds: BatchKinds, errors: LineErrorList, maxErrors: number): Promise<void> {
-  if (kinds.ledger > 0) await tx.query(KEEP_LEDGER_LINES);
+async function mergeBatch(tx: Transaction, records: RecordMerger, kinds: Record<string, number>, errors: LineErrorList, maxErrors: number): Promise<void> {
+  if ((kinds[LEDGER] ?? 0) > 0) await tx.query(KEEP_LEDGER_LINES);
   await records.mergeBatch(kinds, errors, maxErrors);
   await tx.query(EMPTY_STAGING_TABLE);
 }
@@ -248,18 +243,21 @@ async function finish(
   errors: LineErrorList,
   maxErrors: number,
 ): Promise<ImportSummary> {
-  const { payment_methods: paymentMethods, credit_limits: creditLimits } = await records.counts();
+  const collections = await records.counts();
   await checkLedgerLines(tx, orgId, errors, maxErrors);
   // Writes nothing once any line is invalid, but still finds every overdraw.
   const ledger = await applyLedgerLines(tx, orgId, errors);
   if (errors.total > 0) throw errors.toError();
   return {
     lines,
-    inserted: paymentMethods.inserted + creditLimits.inserted,
-    updated: paymentMethods.updated + creditLimits.updated,
-    unchanged: paymentMethods.unchanged + creditLimits.unchanged,
-    payment_methods: paymentMethods,
-    credit_limits: creditLimits,
+    inserted: sum(collections, 'inserted'),
+    updated: sum(collections, 'updated'),
+    unchanged: sum(collections, 'unchanged'),
+    collections,
     ledger_entries: ledger,
   };
+}
+
+function sum(collections: Readonly<Record<string, MergeCounts>>, count: keyof MergeCounts): number {
+  return Object.values(collections).reduce((total, counts) => total + counts[count], 0);
 }

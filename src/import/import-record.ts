@@ -1,28 +1,19 @@
-import type { LedgerKind } from '../ledger/ledger-entry.js';
+import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
+import { RECORD_KINDS, type RecordKind } from './record-kinds.js';
 
 /** A validated import line, with canonical values ready for staging. */
 export type ImportRecord =
   | {
-      readonly object: 'payment_method';
+      readonly line: 'record';
+      readonly kind: RecordKind;
       readonly uid: string;
-      readonly entity: string;
-      readonly type: string;
-      readonly currency: string;
-      readonly last_2: string;
+      /** Canonical values of `kind.columns`, in that order. */
+      readonly values: readonly string[];
       readonly created_at: string | undefined;
       readonly updated_at: string | undefined;
     }
   | {
-      readonly object: 'credit_limit';
-      readonly uid: string;
-      readonly entity: string;
-      readonly currency: string;
-      readonly capacity: string;
-      readonly rate: string;
-      readonly created_at: string | undefined;
-      readonly updated_at: string | undefined;
-    }
-  | {
+      readonly line: 'ledger';
       readonly object: LedgerKind;
       readonly id: string;
       readonly limit: string;
@@ -30,5 +21,5 @@ export type ImportRecord =
       readonly at: string | undefined;
     };
 
-export const IMPORT_OBJECTS = ['payment_method', 'credit_limit', 'drawdown', 'repayment'] as const;
-export type ImportObject = (typeof IMPORT_OBJECTS)[number];
+/** Every `object` an import line may name: the importable collections' and the ledger's. */
+export const IMPORT_OBJECTS: readonly string[] = [...RECORD_KINDS.kinds.map((kind) => kind.object), ...LEDGER_KINDS];

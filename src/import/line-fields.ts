@@ -3,6 +3,7 @@ import { parseDecimal } from '../ledger/parse-decimal.js';
 import { formatMicros, nowMicros, parseTimestamp } from '../listing/timestamp.js';
 import { truncate } from '../listing/value-parsers.js';
 import { isActiveCurrency } from '../domain/currencies.js';
+import { isCountryCode } from '../domain/countries.js';
 
 const MAX_IDENTIFIER_LENGTH = 255;
 // eslint-disable-next-line no-control-regex
@@ -37,6 +38,16 @@ export class LineFields {
     return value;
   }
 
+  /** Free text (a name): 1–maxLength characters, no control characters, kept as given. */
+  text(name: string, maxLength: number): string | undefined {
+    const value = this.string(name, true);
+    if (value === undefined) return undefined;
+    if (value.trim().length === 0) return this.problem(`${name} must not be empty`);
+    if (value.length > maxLength) return this.problem(`${name} must be at most ${maxLength} characters`);
+    if (CONTROL_CHARACTER.test(value)) return this.problem(`${name} must not contain control characters`);
+    return value;
+  }
+
   oneOf(name: string, allowed: readonly string[]): string | undefined {
     const value = this.string(name, true);
     if (value === undefined) return undefined;
@@ -52,6 +63,16 @@ export class LineFields {
     const code = value.toUpperCase();
     if (!/^[A-Z]{3}$/.test(code)) return this.problem(`${name} must be a three-letter ISO 4217 currency code, got '${truncate(value)}'`);
     if (!isActiveCurrency(code)) return this.problem(`${name} must be an active ISO 4217 currency code, got '${code}'`);
+    return code;
+  }
+
+  /** An assigned ISO 3166-1 alpha-2 code, any letter case, returned upper case. */
+  country(name: string): string | undefined {
+    const value = this.string(name, true);
+    if (value === undefined) return undefined;
+    const code = value.toUpperCase();
+    if (!/^[A-Z]{2}$/.test(code)) return this.problem(`${name} must be a two-letter ISO 3166-1 country code, got '${truncate(value)}'`);
+    if (!isCountryCode(code)) return this.problem(`${name} must be an assigned ISO 3166-1 alpha-2 country code, got '${code}'`);
     return code;
   }
 
@@ -77,28 +98,29 @@ export class LineFields {
   }
 
   /**
-   * The last two digits of `account_number`, or `last_2`. The account number
-   * itself goes no further than this function, and no message quotes it.
+   * The last two digits of the write-only `source` (an account number), or
+   * `name` itself (`last_2`). The account number goes no further than this
+   * function, and no message quotes it.
    */
-  lastTwo(): string | undefined {
-    const account = this.raw.account_number;
-    const lastTwo = this.raw.last_2;
+  lastTwo(source: string, name: string): string | undefined {
+    const account = this.raw[source];
+    const lastTwo = this.raw[name];
     const hasAccount = account !== undefined && account !== null;
     const hasLastTwo = lastTwo !== undefined && lastTwo !== null;
-    if (hasAccount && hasLastTwo) return this.problem('give account_number or last_2, not both');
+    if (hasAccount && hasLastTwo) return this.problem(`give ${source} or ${name}, not both`);
     if (hasAccount) {
-      if (typeof account !== 'string') return this.problem('account_number must be a string (a number would lose leading zeros)');
+      if (typeof account !== 'string') return this.problem(`${source} must be a string (a number would lose leading zeros)`);
       const compact = account.replace(/[\s-]/g, '');
       if (!/^[A-Za-z0-9]*[0-9]{2}$/.test(compact)) {
-        return this.problem('account_number must be letters and digits ending in at least two digits (spaces and dashes allowed)');
+        return this.problem(`${source} must be letters and digits ending in at least two digits (spaces and dashes allowed)`);
       }
       return compact.slice(-2);
     }
     if (hasLastTwo) {
-      if (typeof lastTwo !== 'string' || !/^[0-9]{2}$/.test(lastTwo)) return this.problem('last_2 must be a string of exactly two digits');
+      if (typeof lastTwo !== 'string' || !/^[0-9]{2}$/.test(lastTwo)) return this.problem(`${name} must be a string of exactly two digits`);
       return lastTwo;
     }
-    return this.problem('account_number or last_2 is required');
+    return this.problem(`${source} or ${name} is required`);
   }
 
   /** Rejects fields the object does not have, so a typo is not silently ignored. */

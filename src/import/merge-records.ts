@@ -1,6 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
+import { RECORD_KINDS, type RecordKind } from './record-kinds.js';
 import { STAGING_TABLE } from './staging.js';
 
 export interface MergeCounts {
@@ -9,32 +10,16 @@ export interface MergeCounts {
   unchanged: number;
 }
 
-interface RecordTable {
-  readonly object: 'payment_method' | 'credit_limit';
-  readonly table: 'payment_methods' | 'credit_limits';
-  /** Columns an import line sets, besides uid and the timestamps. */
-  readonly columns: readonly string[];
-}
+type RecordTable = RecordKind;
 
-const PAYMENT_METHODS: RecordTable = {
-  object: 'payment_method',
-  table: 'payment_methods',
-  columns: ['entity', 'type', 'currency', 'last_2'],
-};
+/**
+ * The one collection the ledger writes to as well: its lines' outstanding
+ * amount is the ledger's (src/ledger/), so an import checks the capacity it
+ * gives against it.
+ */
+const LEDGER_LIMITS_TABLE = 'credit_limits';
 
-// outstanding is not here: only ledger lines move it.
-const CREDIT_LIMITS: RecordTable = {
-  object: 'credit_limit',
-  table: 'credit_limits',
-  columns: ['entity', 'currency', 'capacity', 'rate'],
-};
-
-const KINDS = [PAYMENT_METHODS, CREDIT_LIMITS] as const;
-
-export interface RecordBatchCounts {
-  readonly payment_method: number;
-  readonly credit_limit: number;
-}
+const isLimits = (kind: RecordTable): boolean => kind.table === LEDGER_LIMITS_TABLE;
 
 /**
  * Merges the record lines of an import batch by batch, with a few set-based
@@ -45,18 +30,19 @@ export interface RecordBatchCounts {
  * unchanged.
  */
 export class RecordMerger {
-  private readonly inserted = { payment_method: 0, credit_limit: 0 };
+  private readonly inserted: Record<string, number> = {};
 
   private constructor(
     private readonly tx: Queryable,
     private readonly orgId: string,
-    /** The highest row id before the import: this organization's higher ids are this import's inserts. */
-    private readonly idsBefore: Record<RecordTable['object'], string>,
+    private readonly kinds: readonly RecordTable[],
+    /** Per table, the highest row id before the import: this organization's higher ids are this import's inserts. */
+    private readonly idsBefore: Record<string, string>,
   ) {}
 
-  static async start(tx: Queryable, orgId: string): Promise<RecordMerger> {
-    const idsBefore = { payment_method: '0', credit_limit: '0' };
-    for (const kind of KINDS) {
+  static async start(tx: Queryable, orgId: string, kinds: readonly RecordTable[] = RECORD_KINDS.kinds): Promise<RecordMerger> {
+    const idsBefore: Record<string, string> = {};
+    for (const kind of kinds) {
       await tx.query(
         `CREATE TEMP TABLE ${sourceOf(kind)} ON COMMIT DROP AS
          SELECT line, uid, ${kind.columns.join(', ')}, created_at, updated_at,
@@ -66,9 +52,9 @@ export class RecordMerger {
       await tx.query(`CREATE TEMP TABLE ${seenOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
       await tx.query(`CREATE TEMP TABLE ${updatedOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
       const [row] = await tx.query<{ id: string }>(`SELECT coalesce(max(id), 0)::text AS id FROM ${kind.table}`);
-      idsBefore[kind.object] = row?.id ?? '0';
+      idsBefore[kind.table] = row?.id ?? '0';
     }
-    return new RecordMerger(tx, orgId, idsBefore);
+    return new RecordMerger(tx, orgId, kinds, idsBefore);
   }
 
   /**
@@ -77,24 +63,26 @@ export class RecordMerger {
    * import fails and its transaction writes nothing, but the rest of the
    * file is still merged, so its other problems are found in this run).
    */
-  async mergeBatch(lines: RecordBatchCounts, errors: LineErrorList, maxErrors: number): Promise<void> {
-    for (const kind of KINDS) {
-      if (lines[kind.object] === 0) continue;
+  async mergeBatch(lines: Readonly<Record<string, number>>, errors: LineErrorList, maxErrors: number): Promise<void> {
+    for (const kind of this.kinds) {
+      if ((lines[kind.object] ?? 0) === 0) continue;
       const { inserted, pending } = await this.insertNewAndStageTheRest(kind);
-      this.inserted[kind.object] += inserted;
+      this.inserted[kind.table] = (this.inserted[kind.table] ?? 0) + inserted;
       if (pending === 0) continue;
       // A capacity below the outstanding amount is reported, and that row is
       // left alone (the table's CHECK would abort the transaction, and the
       // rest of the file still has to be checked).
-      if (kind === CREDIT_LIMITS) await checkCapacities(this.tx, errors, maxErrors);
+      if (isLimits(kind)) await checkCapacities(this.tx, errors, maxErrors);
       await this.updateChanged(kind);
       await this.tx.query(`TRUNCATE ${sourceOf(kind)}`);
     }
   }
 
-  async counts(): Promise<{ payment_methods: MergeCounts; credit_limits: MergeCounts }> {
-    const [payment_methods, credit_limits] = [await this.countsOf(PAYMENT_METHODS), await this.countsOf(CREDIT_LIMITS)];
-    return { payment_methods, credit_limits };
+  /** Per table. */
+  async counts(): Promise<Record<string, MergeCounts>> {
+    const counts: Record<string, MergeCounts> = {};
+    for (const kind of this.kinds) counts[kind.table] = await this.countsOf(kind);
+    return counts;
   }
 
   /**
@@ -119,8 +107,8 @@ export class RecordMerger {
   private async insertNewAndStageTheRest(kind: RecordTable): Promise<{ inserted: number; pending: number }> {
     const columns = kind.columns;
     const fromLine = columns.map((c) => `s.${c}`).join(', ');
-    const outstanding = kind === CREDIT_LIMITS ? 't.outstanding' : 'NULL::numeric';
-    const keep = kind === CREDIT_LIMITS ? 'changed OR capacity < outstanding' : 'changed';
+    const outstanding = isLimits(kind) ? 't.outstanding' : 'NULL::numeric';
+    const keep = isLimits(kind) ? 'changed OR capacity < outstanding' : 'changed';
     const [row] = await this.tx.query<{ inserted: string; pending: string }>(
       `WITH latest AS MATERIALIZED (
          SELECT s.line, s.uid, ${fromLine}, s.created_at, s.updated_at, t.id AS target_id, t.outstanding,
@@ -139,7 +127,7 @@ export class RecordMerger {
            FROM latest WHERE target_id IS NULL
          RETURNING 1)
        SELECT (SELECT count(*) FROM added)::text AS inserted, (SELECT count(*) FROM pending)::text AS pending`,
-      [this.orgId, this.idsBefore[kind.object]],
+      [this.orgId, this.idsBefore[kind.table]],
     );
     return { inserted: Number(row?.inserted ?? 0), pending: Number(row?.pending ?? 0) };
   }
@@ -166,10 +154,10 @@ export class RecordMerger {
                 updated_at = CASE WHEN t.id > $1 THEN coalesce(s.updated_at, greatest(t.updated_at, now()))
                                   ELSE greatest(s.updated_at, now(), t.updated_at) END
            FROM ${sourceOf(kind)} s
-          WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}${kind === CREDIT_LIMITS ? ' AND s.capacity >= s.outstanding' : ''}
+          WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}${isLimits(kind) ? ' AND s.capacity >= s.outstanding' : ''}
          RETURNING t.id)
        INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
-      [this.idsBefore[kind.object]],
+      [this.idsBefore[kind.table]],
     );
   }
 
@@ -178,7 +166,7 @@ export class RecordMerger {
       `SELECT (SELECT count(*) FROM ${seenOf(kind)})::text AS seen, (SELECT count(*) FROM ${updatedOf(kind)})::text AS updated`,
     );
     const updated = Number(row?.updated ?? 0);
-    return { inserted: this.inserted[kind.object], updated, unchanged: Number(row?.seen ?? 0) - updated };
+    return { inserted: this.inserted[kind.table] ?? 0, updated, unchanged: Number(row?.seen ?? 0) - updated };
   }
 }
 
@@ -193,7 +181,7 @@ async function checkCapacities(tx: Queryable, errors: LineErrorList, maxErrors: 
     errors,
     maxErrors,
     `SELECT line, uid, capacity::text AS capacity, outstanding::text AS outstanding
-       FROM ${sourceOf(CREDIT_LIMITS)} WHERE capacity < outstanding`,
+       FROM import_${LEDGER_LIMITS_TABLE} WHERE capacity < outstanding`,
     [],
     (row) =>
       `capacity ${row.capacity} is below the outstanding amount of ${row.uid} (${row.outstanding}); record a repayment first or keep the capacity`,

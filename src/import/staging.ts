@@ -1,27 +1,25 @@
 import type { ImportRecord } from './import-record.js';
+import { RECORD_KINDS } from './record-kinds.js';
 
 /**
  * The session-private staging table each batch of valid lines is COPYed into
  * before its set-based merge; emptied after every batch. ON COMMIT DROP: it
- * disappears with the transaction, committed or not. For ledger lines, uid
- * holds the entry's id.
+ * disappears with the transaction, committed or not. Its record columns are
+ * the union of every importable collection's (a line leaves the others
+ * NULL). For ledger lines, uid holds the entry's id.
  */
 export const STAGING_TABLE = 'import_stage';
 
 /** Ledger lines of every batch, kept until the records are all merged. */
 export const LEDGER_LINES_TABLE = 'import_ledger_lines';
 
+const RECORD_COLUMNS = RECORD_KINDS.stagingColumns;
+
 export const CREATE_STAGING_TABLE = `CREATE TEMP TABLE ${STAGING_TABLE} (
   line bigint NOT NULL,
   object text NOT NULL,
   uid text COLLATE "C" NOT NULL,
-  entity text COLLATE "C",
-  type text COLLATE "C",
-  currency text COLLATE "C",
-  last_2 text COLLATE "C",
-  capacity numeric(15, 2),
-  rate numeric(10, 8),
-  limit_uid text COLLATE "C",
+${RECORD_COLUMNS.map((column) => `  ${column.name} ${column.sqlType},\n`).join('')}  limit_uid text COLLATE "C",
   amount numeric(15, 2),
   created_at timestamptz,
   updated_at timestamptz,
@@ -37,23 +35,23 @@ export const KEEP_LEDGER_LINES = `INSERT INTO ${LEDGER_LINES_TABLE}
 
 export const EMPTY_STAGING_TABLE = `TRUNCATE ${STAGING_TABLE}`;
 
-export const STAGING_COPY_TARGET = `${STAGING_TABLE} (line, object, uid, entity, type, currency, last_2, capacity, rate, limit_uid, amount, created_at, updated_at, at)`;
+export const STAGING_COPY_TARGET = `${STAGING_TABLE} (line, object, uid, ${RECORD_COLUMNS.map((column) => `${column.name}, `).join('')}limit_uid, amount, created_at, updated_at, at)`;
 
 const NULL = '\\N';
+const NO_RECORD_COLUMNS = `\t${NULL}`.repeat(RECORD_COLUMNS.length);
 
 /**
- * One row of COPY text format. Identifiers were checked to hold no control
- * characters, so a backslash is the only character that needs escaping.
+ * One row of COPY text format. Identifiers and texts were checked to hold
+ * no control characters, so a backslash is the only character that needs
+ * escaping.
  */
 export function toCopyRow(line: number, record: ImportRecord): string {
-  switch (record.object) {
-    case 'payment_method':
-      return `${line}\tpayment_method\t${escape(record.uid)}\t${escape(record.entity)}\t${record.type}\t${record.currency}\t${record.last_2}\t${NULL}\t${NULL}\t${NULL}\t${NULL}\t${record.created_at ?? NULL}\t${record.updated_at ?? NULL}\t${NULL}\n`;
-    case 'credit_limit':
-      return `${line}\tcredit_limit\t${escape(record.uid)}\t${escape(record.entity)}\t${NULL}\t${record.currency}\t${NULL}\t${record.capacity}\t${record.rate}\t${NULL}\t${NULL}\t${record.created_at ?? NULL}\t${record.updated_at ?? NULL}\t${NULL}\n`;
-    default:
-      return `${line}\t${record.object}\t${escape(record.id)}\t${NULL}\t${NULL}\t${NULL}\t${NULL}\t${NULL}\t${NULL}\t${escape(record.limit)}\t${record.amount}\t${NULL}\t${NULL}\t${record.at ?? NULL}\n`;
+  if (record.line === 'ledger') {
+    return `${line}\t${record.object}\t${escape(record.id)}${NO_RECORD_COLUMNS}\t${escape(record.limit)}\t${record.amount}\t${NULL}\t${NULL}\t${record.at ?? NULL}\n`;
   }
+  let row = `${line}\t${record.kind.object}\t${escape(record.uid)}`;
+  for (const slot of record.kind.stagingSlots) row += slot < 0 ? `\t${NULL}` : `\t${escape(record.values[slot] ?? '')}`;
+  return `${row}\t${NULL}\t${NULL}\t${record.created_at ?? NULL}\t${record.updated_at ?? NULL}\t${NULL}\n`;
 }
 
 function escape(value: string): string {

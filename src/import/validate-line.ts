@@ -1,27 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { AMOUNT_RULES, CAPACITY_RULES, RATE_RULES } from '../ledger/amount.js';
-import { newLedgerId } from '../ledger/ledger-entry.js';
-import { PAYMENT_METHOD_TYPES } from '../resources/payment-methods.js';
-import { IMPORT_OBJECTS, type ImportObject, type ImportRecord } from './import-record.js';
+import { AMOUNT_RULES } from '../ledger/amount.js';
+import { LEDGER_KINDS, newLedgerId, type LedgerKind } from '../ledger/ledger-entry.js';
+import type { ImportField } from '../listing/resource-definition.js';
+import { IMPORT_OBJECTS, type ImportRecord } from './import-record.js';
 import { LineFields } from './line-fields.js';
 import { parseJsonLine } from './parse-json-line.js';
+import { RECORD_KINDS, type RecordKind } from './record-kinds.js';
 
 export type LineValidation = { ok: true; record: ImportRecord } | { ok: false; reason: string };
 
-const DECIMAL_FIELDS: ReadonlySet<string> = new Set(['capacity', 'rate', 'amount']);
-
-const KNOWN_FIELDS: Record<ImportObject, ReadonlySet<string>> = {
-  payment_method: new Set(['object', 'uid', 'entity', 'type', 'currency', 'account_number', 'last_2', 'created_at', 'updated_at']),
-  credit_limit: new Set(['object', 'uid', 'entity', 'currency', 'capacity', 'rate', 'created_at', 'updated_at']),
-  drawdown: new Set(['object', 'id', 'limit', 'amount', 'at']),
-  repayment: new Set(['object', 'id', 'limit', 'amount', 'at']),
-};
-
-const LEDGER_ONLY = 'changes only through drawdown and repayment lines';
-const CREDIT_LIMIT_HINTS = {
-  outstanding: `outstanding cannot be imported: it ${LEDGER_ONLY}`,
-  balance: `balance cannot be imported: it is capacity − outstanding, and outstanding ${LEDGER_ONLY}`,
-};
+const DECIMAL_FIELDS: ReadonlySet<string> = new Set([...RECORD_KINDS.decimalFields, 'amount']);
+const LEDGER_FIELDS: ReadonlySet<string> = new Set(['object', 'id', 'limit', 'amount', 'at']);
 
 /** Validates one JSON Lines import line into a record with canonical values. */
 export function validateLine(text: string): LineValidation {
@@ -29,48 +18,55 @@ export function validateLine(text: string): LineValidation {
   if (!parsed.ok) return parsed;
   const fields = new LineFields(parsed.value);
   const object = parsed.value.object;
-  if (typeof object !== 'string' || !(IMPORT_OBJECTS as readonly string[]).includes(object)) {
-    return { ok: false, reason: `object must be one of ${IMPORT_OBJECTS.join(', ')}` };
-  }
-  const record = readRecord(object as ImportObject, fields);
+  const kind = typeof object === 'string' ? RECORD_KINDS.byObject(object) : undefined;
+  let record: ImportRecord | undefined;
+  if (kind) record = readRecord(kind, fields);
+  else if ((LEDGER_KINDS as readonly unknown[]).includes(object)) record = readLedgerLine(object as LedgerKind, fields);
+  else return { ok: false, reason: `object must be one of ${IMPORT_OBJECTS.join(', ')}` };
   return fields.problems.length > 0 || !record ? { ok: false, reason: fields.problems.join('; ') } : { ok: true, record };
 }
 
-function readRecord(object: ImportObject, fields: LineFields): ImportRecord | undefined {
-  switch (object) {
-    case 'payment_method': {
-      fields.rejectUnknown(KNOWN_FIELDS.payment_method);
-      const uid = fields.identifier('uid', false) ?? (fields.has('uid') ? undefined : `pm_${compactUuid()}`);
-      const entity = fields.identifier('entity', true);
-      const type = fields.oneOf('type', PAYMENT_METHOD_TYPES);
-      const currency = fields.currency('currency');
-      const last_2 = fields.lastTwo();
-      const [created_at, updated_at] = recordTimes(fields);
-      if (uid === undefined || entity === undefined || type === undefined || currency === undefined || last_2 === undefined) return undefined;
-      return { object, uid, entity, type, currency, last_2, created_at, updated_at };
-    }
-    case 'credit_limit': {
-      fields.rejectUnknown(KNOWN_FIELDS.credit_limit, CREDIT_LIMIT_HINTS);
-      const uid = fields.identifier('uid', false) ?? (fields.has('uid') ? undefined : `cl_${compactUuid()}`);
-      const entity = fields.identifier('entity', true);
-      const currency = fields.currency('currency');
-      const capacity = fields.decimal('capacity', CAPACITY_RULES);
-      const rate = fields.decimal('rate', RATE_RULES);
-      const [created_at, updated_at] = recordTimes(fields);
-      if (uid === undefined || entity === undefined || currency === undefined || capacity === undefined || rate === undefined) return undefined;
-      return { object, uid, entity, currency, capacity, rate, created_at, updated_at };
-    }
-    case 'drawdown':
-    case 'repayment': {
-      fields.rejectUnknown(KNOWN_FIELDS[object]);
-      const id = fields.identifier('id', false) ?? (fields.has('id') ? undefined : newLedgerId(object));
-      const limit = fields.identifier('limit', true);
-      const amount = fields.decimal('amount', AMOUNT_RULES);
-      const at = fields.timestamp('at', { notInTheFuture: true });
-      if (id === undefined || limit === undefined || amount === undefined) return undefined;
-      return { object, id, limit, amount, at };
-    }
+/** A line of a collection, read field by field as its definition says. */
+function readRecord(kind: RecordKind, fields: LineFields): ImportRecord | undefined {
+  fields.rejectUnknown(kind.known, kind.refused);
+  const uid = fields.identifier('uid', false) ?? (fields.has('uid') ? undefined : `${kind.uidPrefix}_${compactUuid()}`);
+  const values: string[] = [];
+  for (const [column, field] of kind.fields) {
+    const value = readField(fields, column, field);
+    if (value !== undefined) values.push(value);
   }
+  const [created_at, updated_at] = recordTimes(fields);
+  if (uid === undefined || values.length < kind.fields.length) return undefined;
+  return { line: 'record', kind, uid, values, created_at, updated_at };
+}
+
+function readField(fields: LineFields, name: string, field: ImportField): string | undefined {
+  switch (field.kind) {
+    case 'identifier':
+      return fields.identifier(name, true);
+    case 'text':
+      return fields.text(name, field.maxLength);
+    case 'enum':
+      return fields.oneOf(name, field.values);
+    case 'currency':
+      return fields.currency(name);
+    case 'country':
+      return fields.country(name);
+    case 'decimal':
+      return fields.decimal(name, { maxIntegerDigits: field.precision - field.scale, maxFractionDigits: field.scale, allowZero: field.allowZero });
+    case 'last-two-digits':
+      return fields.lastTwo(field.source, name);
+  }
+}
+
+function readLedgerLine(object: LedgerKind, fields: LineFields): ImportRecord | undefined {
+  fields.rejectUnknown(LEDGER_FIELDS);
+  const id = fields.identifier('id', false) ?? (fields.has('id') ? undefined : newLedgerId(object));
+  const limit = fields.identifier('limit', true);
+  const amount = fields.decimal('amount', AMOUNT_RULES);
+  const at = fields.timestamp('at', { notInTheFuture: true });
+  if (id === undefined || limit === undefined || amount === undefined) return undefined;
+  return { line: 'ledger', object, id, limit, amount, at };
 }
 
 function recordTimes(fields: LineFields): [string | undefined, string | undefined] {

@@ -46,6 +46,8 @@ export interface ResourceDefinition {
   readonly orderings: readonly string[];
   /** `field` or `-field`. */
   readonly defaultOrdering: string;
+  /** How `lending-api import` writes this collection; absent: not importable. */
+  readonly importLine?: ImportLineDefinition;
 }
 
 export type FieldType = 'string' | 'timestamp' | 'decimal';
@@ -77,3 +79,51 @@ export interface ValueParser {
   /** JSON Schema of the raw parameter, for the OpenAPI document. */
   readonly schema: TSchema;
 }
+
+/**
+ * The write side of a collection: how an import line (`{"object": …}`)
+ * creates or updates one of its records, upserted by uid. The import reads
+ * only this: a collection with an `importLine` is importable with no edit to
+ * `src/import/`.
+ *
+ * @example
+ * importLine: {
+ *   object: 'entity',
+ *   uidPrefix: 'ent',
+ *   fields: { name: { kind: 'text', maxLength: 200 }, country: { kind: 'country' } },
+ * }
+ */
+export interface ImportLineDefinition {
+  /** The line's `object`, e.g. `payment_method`. */
+  readonly object: string;
+  /** A line without a uid gets `<uidPrefix>_<32 hex digits>`. */
+  readonly uidPrefix: string;
+  /**
+   * The columns a line writes besides uid, created_at and updated_at, keyed
+   * by column name, in the order they are staged. Every one is required.
+   */
+  readonly fields: Readonly<Record<string, ImportField>>;
+  /** Fields a line may not give, with the reason (e.g. `outstanding`: only ledger lines move it). */
+  readonly refused?: Readonly<Record<string, string>>;
+}
+
+/** How one import field is validated and canonicalized; each kind is a rule of `src/import/`. */
+export type ImportField =
+  /** 1–255 characters, no control characters (a uid of another record, e.g. `entity`). */
+  | { readonly kind: 'identifier' }
+  /** Free text of 1–maxLength characters, no control characters; kept as given. */
+  | { readonly kind: 'text'; readonly maxLength: number }
+  /** One of `values`, any letter case; stored upper case. */
+  | { readonly kind: 'enum'; readonly values: readonly string[] }
+  /** An active ISO 4217 code, any letter case; stored upper case. */
+  | { readonly kind: 'currency' }
+  /** An assigned ISO 3166-1 alpha-2 code, any letter case; stored upper case. */
+  | { readonly kind: 'country' }
+  /** An exact decimal (JSON string or number), checked on its text against the column's NUMERIC(p, s). */
+  | { readonly kind: 'decimal'; readonly precision: number; readonly scale: number; readonly allowZero: boolean }
+  /**
+   * Two digits, given as such or as the write-only `source` field (an
+   * account number) whose last two digits are kept: the source itself is
+   * never stored, logged or quoted.
+   */
+  | { readonly kind: 'last-two-digits'; readonly source: string };

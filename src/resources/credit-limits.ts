@@ -25,4 +25,19 @@ export const creditLimits: ResourceDefinition = {
   filters: [...timeRangeFilters, entityFilter],
   orderings: ['created_at', 'updated_at', 'capacity', 'outstanding', 'balance', 'entity'],
   defaultOrdering: '-created_at',
+  importLine: {
+    object: 'credit_limit',
+    uidPrefix: 'cl',
+    fields: {
+      entity: { kind: 'identifier' },
+      currency: { kind: 'currency' },
+      // A capacity of zero is a frozen line.
+      capacity: { kind: 'decimal', precision: 15, scale: 2, allowZero: true },
+      rate: { kind: 'decimal', precision: 10, scale: 8, allowZero: true },
+    },
+    refused: {
+      outstanding: 'outstanding cannot be imported: it changes only through drawdown and repayment lines',
+      balance: 'balance cannot be imported: it is capacity − outstanding, and outstanding changes only through drawdown and repayment lines',
+    },
+  },
 };

@@ -34,4 +34,9 @@ export const entities: ResourceDefinition = {
   ],
   orderings: ['created_at', 'updated_at', 'name', 'country'],
   defaultOrdering: '-created_at',
+  importLine: {
+    object: 'entity',
+    uidPrefix: 'ent',
+    fields: { name: { kind: 'text', maxLength: 200 }, country: { kind: 'country' } },
+  },
 };

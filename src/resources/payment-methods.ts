@@ -27,4 +27,15 @@ export const paymentMethods: ResourceDefinition = {
   ],
   orderings: ['created_at', 'updated_at', 'currency', 'type', 'entity'],
   defaultOrdering: '-created_at',
+  importLine: {
+    object: 'payment_method',
+    uidPrefix: 'pm',
+    fields: {
+      entity: { kind: 'identifier' },
+      type: { kind: 'enum', values: PAYMENT_METHOD_TYPES },
+      currency: { kind: 'currency' },
+      // The full account number is write-only: only its last two digits are kept.
+      last_2: { kind: 'last-two-digits', source: 'account_number' },
+    },
+  },
 };

@@ -119,16 +119,23 @@ describe('lending-api import, draw, repay, demo (on a pglite directory)', { time
   it('loads the demo data through the import path', async () => {
     const demo = await runCli(['demo', '--json'], url);
     expect(demo.code, demo.stderr).toBe(0);
-    const result = JSON.parse(demo.stdout) as { payment_methods: number; credit_limits: number };
+    const result = JSON.parse(demo.stdout) as { entities: number; payment_methods: number; credit_limits: number };
     const counts = await withDirectStore((store) =>
-      store.query<{ methods: string; limits: string; drawn: string }>(
-        `SELECT (SELECT count(*) FROM payment_methods p WHERE p.org_id = o.id)::text AS methods,
+      store.query<{ entities: string; methods: string; limits: string; drawn: string }>(
+        `SELECT (SELECT count(*) FROM entities x WHERE x.org_id = o.id)::text AS entities,
+                (SELECT count(*) FROM payment_methods p WHERE p.org_id = o.id)::text AS methods,
                 (SELECT count(*) FROM credit_limits l WHERE l.org_id = o.id)::text AS limits,
                 (SELECT count(*) FROM credit_limits l WHERE l.org_id = o.id AND l.outstanding > 0)::text AS drawn
            FROM organizations o WHERE o.uid = 'org_demo'`,
       ),
     );
-    expect(counts[0]).toEqual({ methods: String(result.payment_methods), limits: String(result.credit_limits), drawn: expect.any(String) });
+    expect(result.entities).toBe(12);
+    expect(counts[0]).toEqual({
+      entities: String(result.entities),
+      methods: String(result.payment_methods),
+      limits: String(result.credit_limits),
+      drawn: expect.any(String),
+    });
     expect(Number(counts[0]?.drawn)).toBeGreaterThan(0);
   });
 });

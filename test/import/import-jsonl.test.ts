@@ -25,8 +25,7 @@ describeEachStore('importJsonl', (store) => {
         inserted: 2,
         updated: 0,
         unchanged: 0,
-        payment_methods: { inserted: 1, updated: 0, unchanged: 0 },
-        credit_limits: { inserted: 1, updated: 0, unchanged: 0 },
+        collections: { payment_methods: { inserted: 1, updated: 0, unchanged: 0 }, credit_limits: { inserted: 1, updated: 0, unchanged: 0 } },
         ledger_entries: { applied: 2, unchanged: 0 },
       });
       const method = await getJson(store(), tenant, '/api/methods/pm_1/');
@@ -139,7 +138,7 @@ describeEachStore('importJsonl', (store) => {
     it('lets the last line of a uid win within one file', async () => {
       const tenant = await createTenant(store());
       const summary = await importLines(store(), tenant.org.uid, [SAMPLE_LINES[0], { ...SAMPLE_LINES[0], entity: 'ent_last' }]);
-      expect(summary.payment_methods).toEqual({ inserted: 1, updated: 0, unchanged: 0 });
+      expect(summary.collections.payment_methods).toEqual({ inserted: 1, updated: 0, unchanged: 0 });
       expect((await getJson(store(), tenant, '/api/methods/pm_1/')).body.entity).toBe('ent_last');
     });
 
@@ -179,8 +178,7 @@ describeEachStore('importJsonl', (store) => {
 
       expect(summaries[0]).toMatchObject({
         lines: 8,
-        payment_methods: { inserted: 1, updated: 1, unchanged: 0 },
-        credit_limits: { inserted: 0, updated: 0, unchanged: 1 },
+        collections: { payment_methods: { inserted: 1, updated: 1, unchanged: 0 }, credit_limits: { inserted: 0, updated: 0, unchanged: 1 } },
         ledger_entries: { applied: 1, unchanged: 0 },
       });
       expect(summaries[1]).toEqual(summaries[0]);
@@ -204,7 +202,7 @@ describeEachStore('importJsonl', (store) => {
 
       const summary = await importLines(store(), tenant.org.uid, [{ ...SAMPLE_LINES[1], updated_at: '2024-05-01T10:00:00Z' }]);
 
-      expect(summary.credit_limits).toEqual({ inserted: 0, updated: 0, unchanged: 1 });
+      expect(summary.collections.credit_limits).toEqual({ inserted: 0, updated: 0, unchanged: 1 });
       expect((await getJson(store(), tenant, '/api/limits/cl_1/')).body).toMatchObject({ outstanding: 5, updated_at: drawn.updated_at });
     });
 
@@ -239,7 +237,7 @@ describeEachStore('importJsonl', (store) => {
     const cases: [string, string | object, RegExp][] = [
       ['invalid JSON', '{"object": "payment_method",', /is not valid JSON/],
       ['not an object', '[1, 2]', /must be a JSON object/],
-      ['unknown object', { object: 'loan', uid: 'x' }, /object must be one of payment_method, credit_limit, drawdown, repayment/],
+      ['unknown object', { object: 'loan', uid: 'x' }, /object must be one of payment_method, credit_limit, entity, drawdown, repayment/],
       ['missing field', { ...validPm, entity: undefined }, /entity is required/],
       ['unknown field', { ...validPm, colour: 'red' }, /unknown field 'colour'/],
       ['outstanding on a credit limit', { ...SAMPLE_LINES[1], outstanding: '10' }, /outstanding cannot be imported/],

@@ -15,6 +15,7 @@ interface DemoResult {
   org: string;
   key_id: string;
   key: string;
+  entities: number;
   payment_methods: number;
   credit_limits: number;
 }
@@ -30,6 +31,7 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
     org: org.uid,
     key_id: key.id,
     key: key.key,
+    entities: lines.filter((line) => line.object === 'entity').length,
     payment_methods: lines.filter((line) => line.object === 'payment_method').length,
     credit_limits: lines.filter((line) => line.object === 'credit_limit').length,
   };
@@ -37,12 +39,13 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
 
 function credentialsText(demo: DemoResult, baseUrl: string): string {
   return [
-    `demo organization: ${demo.org} (${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
+    `demo organization: ${demo.org} (${demo.entities} entities, ${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
     `API key:           ${demo.key}   (id ${demo.key_id}; shown once)`,
     '',
     'try:',
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
+    `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/entities/?country=gb'`,
   ].join('\n');
 }
 

@@ -14,7 +14,7 @@ interface ImportFlags extends OutputOptions {
 export function registerImport(program: Command): void {
   program
     .command('import')
-    .description('load a JSON Lines file of payment methods, credit limits, drawdowns and repayments; atomic: one invalid line and nothing is written')
+    .description('load a JSON Lines file of records (payment methods, credit limits, entities, …), drawdowns and repayments; atomic: one invalid line and nothing is written')
     .argument('<file>', "JSON Lines file, or '-' for standard input")
     .requiredOption('--org <org>', 'organization ID')
     .option('--max-errors <n>', 'how many invalid lines to list (the rest are counted)', '100')
@@ -31,7 +31,8 @@ export function registerImport(program: Command): void {
         );
         progress?.done();
         const seconds = (Date.now() - started) / 1000;
-        print(flags, { org: flags.org, ...summary, seconds }, summaryText(flags.org, summary, seconds));
+        const { collections, ...totals } = summary;
+        print(flags, { org: flags.org, ...totals, ...collections, seconds }, summaryText(flags.org, summary, seconds));
       } catch (error) {
         progress?.done();
         if (flags.json && error instanceof ImportError) {
@@ -57,10 +58,9 @@ async function openInput(file: string): Promise<{ input: NodeJS.ReadableStream &
 function summaryText(org: string, summary: ImportSummary, seconds: number): string {
   const counts = (c: { inserted: number; updated: number; unchanged: number }) =>
     `${c.inserted} inserted, ${c.updated} updated, ${c.unchanged} unchanged`;
-  return [
-    `imported ${summary.lines} lines into ${org} in ${seconds.toFixed(1)}s`,
-    `  payment methods: ${counts(summary.payment_methods)}`,
-    `  credit limits:   ${counts(summary.credit_limits)}`,
-    `  ledger entries:  ${summary.ledger_entries.applied} recorded, ${summary.ledger_entries.unchanged} already recorded`,
-  ].join('\n');
+  const collections = Object.entries(summary.collections).map(([table, c]) => [table.replaceAll('_', ' '), counts(c)]);
+  const ledger = `${summary.ledger_entries.applied} recorded, ${summary.ledger_entries.unchanged} already recorded`;
+  const rows = [...collections, ['ledger entries', ledger]];
+  const width = Math.max(...rows.map(([name = '']) => name.length)) + 1;
+  return [`imported ${summary.lines} lines into ${org} in ${seconds.toFixed(1)}s`, ...rows.map(([name = '', text]) => `  ${`${name}:`.padEnd(width + 1)}${text}`)].join('\n');
 }
