@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { DestinationStream } from 'pino';
 import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -38,9 +39,9 @@ export function serverStoreOptions(config: Config): OpenStoreOptions {
  * The embedded store is migrated automatically; PostgreSQL must be migrated
  * with `lending-api migrate`, so a deploy never changes a shared schema by surprise.
  */
-export async function startServer(config: Config, store?: Store): Promise<RunningServer> {
+export async function startServer(config: Config, store?: Store, logDestination?: DestinationStream): Promise<RunningServer> {
   const openedStore = store ?? (await openStore(config.store, serverStoreOptions(config)));
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, logDestination);
   let redis: Redis | undefined;
   let metricsServer: MetricsServer | undefined;
   try {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerDemo } from './commands/demo.js';
 import { registerDraw } from './commands/draw.js';
@@ -12,6 +13,7 @@ import { reportError } from './output.js';
 export function buildProgram(): Command {
   const program = new Command('lending-api')
     .description('Payment methods and credit limits for lenders. Reads DATABASE_URL (default pglite://./data).')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
@@ -23,6 +25,12 @@ export function buildProgram(): Command {
   registerRepay(program);
   registerDemo(program);
   return program;
+}
+
+/** The version in package.json (two levels up from src/cli/ and from dist/cli/ alike). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -9,6 +9,7 @@ import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
 import { print } from '../output.js';
+import { terminalLogDestination } from '../terminal-log.js';
 import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
 
 interface DemoResult {
@@ -67,7 +68,7 @@ export function registerDemo(program: Command): void {
         await store.close();
         return;
       }
-      const server = await startServer(config, store);
+      const server = await startServer(config, store, terminalLogDestination(flags));
       print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
       closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
     } catch (error) {

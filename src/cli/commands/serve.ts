@@ -4,6 +4,7 @@ import { runClusterPrimary } from '../../cluster.js';
 import { loadConfig } from '../../config.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { print, type OutputOptions } from '../output.js';
+import { terminalLogDestination } from '../terminal-log.js';
 
 export interface ServeFlags extends OutputOptions {
   port?: string;
@@ -52,7 +53,7 @@ export function registerServe(program: Command): void {
       );
       return;
     }
-    const server = await startServer(config);
+    const server = await startServer(config, undefined, terminalLogDestination(flags));
     closeOnSignals(server, log);
     if (cluster.isWorker) return;
     print(
