@@ -3,6 +3,8 @@
  * A test fails when this file differs from what the script writes.
  */
 
+import { ResourceClient, type Connection } from './resource-client.js';
+
 /**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
  *
@@ -315,4 +317,17 @@ export interface CreditLimitListParams {
    * Page number, from 1. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`.
    */
   page?: number;
+}
+
+/** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */
+export class LendingCollections {
+  /** `/api/methods/`: `list`, `retrieve` and `listAll` of PaymentMethod records. */
+  readonly paymentMethods: ResourceClient<PaymentMethod, PaymentMethodListParams>;
+  /** `/api/limits/`: `list`, `retrieve` and `listAll` of CreditLimit records. */
+  readonly creditLimits: ResourceClient<CreditLimit, CreditLimitListParams>;
+
+  constructor(connection: Connection) {
+    this.paymentMethods = new ResourceClient(connection, 'methods');
+    this.creditLimits = new ResourceClient(connection, 'limits');
+  }
 }
