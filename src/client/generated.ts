@@ -228,31 +228,31 @@ export interface Readiness {
  */
 export interface PaymentMethodListParams {
   /**
-   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   created_from?: string;
   /**
-   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   created_to?: string;
   /**
-   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   updated_from?: string;
   /**
-   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   updated_to?: string;
   /**
-   * Exact entity UID.
+   * Exact entity UID. For example `ent_1`.
    */
   entity?: string;
   /**
-   * ISO 4217 code, any letter case.
+   * ISO 4217 code, any letter case. For example `USD`.
    */
   currency?: string;
   /**
-   * Sort field; prefix `-` for descending. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
    */
   order_by?:
     | 'created_at'
@@ -266,9 +266,13 @@ export interface PaymentMethodListParams {
     | 'entity'
     | '-entity';
   /**
-   * Page number, from 1. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`.
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
    */
   page?: number;
+  /**
+   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
+   */
+  cursor?: string;
 }
 /**
  * Query parameters of `listCreditLimits`; all optional.
@@ -278,27 +282,27 @@ export interface PaymentMethodListParams {
  */
 export interface CreditLimitListParams {
   /**
-   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   created_from?: string;
   /**
-   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   created_to?: string;
   /**
-   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   updated_from?: string;
   /**
-   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   updated_to?: string;
   /**
-   * Exact entity UID.
+   * Exact entity UID. For example `ent_1`.
    */
   entity?: string;
   /**
-   * Sort field; prefix `-` for descending. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
    */
   order_by?:
     | 'created_at'
@@ -314,9 +318,13 @@ export interface CreditLimitListParams {
     | 'entity'
     | '-entity';
   /**
-   * Page number, from 1. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`.
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
    */
   page?: number;
+  /**
+   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
+   */
+  cursor?: string;
 }
 
 /** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */

@@ -3,7 +3,9 @@ import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import type { ListCache } from '../listing/list-cache.js';
 import { listRecords, retrieveRecord } from '../listing/list-records.js';
-import { buildPageLinks } from '../listing/page-links.js';
+import { CursorSecret } from '../listing/cursor-secret.js';
+import { listCursorPage } from '../listing/list-cursor-page.js';
+import { buildCursorLinks, buildPageLinks } from '../listing/page-links.js';
 import { parseListQuery } from '../listing/query-parser.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { Store } from '../store/store.js';
@@ -25,6 +27,7 @@ export const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as co
 /** `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind Basic auth. */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
   const { store, resources, publicUrl, authCache, listCache } = options;
+  const cursorSecret = new CursorSecret(store);
 
   // 405 needs no credentials: it tells nothing about any organization.
   for (const resource of resources) {
@@ -44,8 +47,15 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
       authenticated.get(collectionPath, async (request, reply) => {
         const auth = requireAuth(request);
         const query = parseListQuery(resource, rawQueryOf(request));
+        const collectionUrl = publicBaseUrl(request, publicUrl) + collectionPath;
+        if (query.cursor !== undefined) {
+          const page = await listCursorPage(store, resource, auth.orgId, query, cursorSecret);
+          const links = buildCursorLinks(collectionUrl, query.params, page);
+          reply.header('link', links.header);
+          return { count: page.count, next: links.next, previous: links.previous, items: page.items };
+        }
         const result = await listRecords(store, resource, auth.orgId, query, listCache);
-        const links = buildPageLinks(publicBaseUrl(request, publicUrl) + collectionPath, query.params, query.page, result.lastPage);
+        const links = buildPageLinks(collectionUrl, query.params, query.page, result.lastPage);
         reply.header('link', links.header);
         return { count: result.count, next: links.next, previous: links.previous, items: result.items };
       });

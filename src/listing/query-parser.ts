@@ -19,6 +19,12 @@ export interface ListQuery {
   readonly filters: readonly AppliedFilter[];
   readonly ordering: Ordering;
   readonly page: number;
+  /**
+   * The raw `cursor` parameter of a keyset page (empty: the first row of the
+   * ordering); undefined for a numbered page. Checked against the list it is
+   * bound to by `decodeCursor`.
+   */
+  readonly cursor?: string | undefined;
   /** The client's parameters in their order, for building next/previous links. */
   readonly params: ReadonlyArray<readonly [string, string]>;
 }
@@ -35,6 +41,7 @@ export function parseListQuery(resource: ResourceDefinition, rawQuery: string): 
   const filters: AppliedFilter[] = [];
   let ordering = parseOrdering(resource.defaultOrdering);
   let page = 1;
+  let cursor: string | undefined;
 
   for (const [param, raw] of params) {
     if (seen.has(param)) {
@@ -60,14 +67,22 @@ export function parseListQuery(resource: ResourceDefinition, rawQuery: string): 
     } else if (param === 'page') {
       if (/^[0-9]+$/.test(raw) && Number(raw) >= 1) page = Number(raw);
       else errors.push({ param, detail: `page must be an integer of 1 or more, got '${truncate(raw)}'` });
+    } else if (param === 'cursor') {
+      cursor = raw;
     } else {
       errors.push({ param, detail: unknownParameterDetail(resource, param) });
     }
   }
 
+  if (cursor !== undefined && seen.has('page')) {
+    errors.push({
+      param: 'cursor',
+      detail: 'cursor and page cannot be combined: follow a walk by cursor (next/previous links) or by page number, not both',
+    });
+  }
   errors.push(...rangeErrors(filters));
   if (errors.length > 0) throw ApiError.invalidParameters(errors);
-  return { filters, ordering, page, params };
+  return { filters, ordering, page, cursor, params };
 }
 
 export function parseOrdering(value: string): Ordering {
@@ -84,7 +99,7 @@ function describeOrderings(resource: ResourceDefinition): string {
 }
 
 export function acceptedParameters(resource: ResourceDefinition): string[] {
-  return [...resource.filters.map((filter) => filter.param), 'order_by', 'page'];
+  return [...resource.filters.map((filter) => filter.param), 'order_by', 'page', 'cursor'];
 }
 
 function unknownParameterDetail(resource: ResourceDefinition, param: string): string {

@@ -125,26 +125,14 @@ function listTextsFor(resource: ResourceDefinition, query: ListQuery, firstRow: 
  * page starts at the first row) or, for anchorWalk, rows and stride.
  */
 function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow: boolean): ListTexts {
-  const conditions = ['org_id = $1'];
-  query.filters.forEach(({ filter }, index) => {
-    const field = fieldOf(resource, filter.field);
-    const placeholder = field.type === 'timestamp' ? `$${index + 2}::timestamptz` : `$${index + 2}`;
-    conditions.push(`${field.column} ${filter.operator} ${placeholder}`);
-  });
   const filterParams = query.filters.length + 1;
-  const where = conditions.join(' AND ');
+  const where = whereOf(resource, query);
   const direction = query.ordering.descending ? 'DESC' : 'ASC';
   const orderColumn = fieldOf(resource, query.ordering.field).column;
   const orderBy = `${orderColumn} ${direction}, id ${direction}`;
 
-  // What triggers keep per organization and table (migrations 003, 005):
-  // one primary-key lookup.
-  const counter = (column: 'row_count' | 'version') =>
-    `SELECT coalesce((SELECT ${column} FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS ${column === 'row_count' ? 'count' : column}`;
-  // With no filter the count is the organization's whole table, which
-  // triggers keep in row_counts: one primary-key lookup however many rows.
-  const countText =
-    query.filters.length === 0 && resource.countedRows ? counter('row_count') : `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${where}`;
+  const counter = (column: 'row_count' | 'version') => counterText(resource, column);
+  const countText = countTextOf(resource, query);
   // Deferred join: find the page's ids from the index alone, then read only
   // those ten rows, so a deep page does not fetch every row it skips. The
   // offset is a parameter so the set of statement texts stays small enough
@@ -217,8 +205,36 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   };
 }
 
+/**
+ * The WHERE condition of a list: the organization ($1), then each filter in
+ * the query's order ($2, $3, …).
+ */
+export function whereOf(resource: ResourceDefinition, query: ListQuery): string {
+  const conditions = ['org_id = $1'];
+  query.filters.forEach(({ filter }, index) => {
+    const field = fieldOf(resource, filter.field);
+    const placeholder = field.type === 'timestamp' ? `$${index + 2}::timestamptz` : `$${index + 2}`;
+    conditions.push(`${field.column} ${filter.operator} ${placeholder}`);
+  });
+  return conditions.join(' AND ');
+}
+
+/** The exact count of a list's matches as `count` (parameters as in whereOf). */
+export function countTextOf(resource: ResourceDefinition, query: ListQuery): string {
+  // With no filter the count is the organization's whole table, which
+  // triggers keep in row_counts: one primary-key lookup however many rows.
+  return query.filters.length === 0 && resource.countedRows
+    ? counterText(resource, 'row_count')
+    : `SELECT count(*)::text AS count FROM ${resource.table} WHERE ${whereOf(resource, query)}`;
+}
+
+/** What triggers keep per organization and table (migrations 003, 005): one primary-key lookup. */
+function counterText(resource: ResourceDefinition, column: 'row_count' | 'version'): string {
+  return `SELECT coalesce((SELECT ${column} FROM row_counts WHERE org_id = $1 AND table_name = '${tableName(resource)}'), 0)::text AS ${column === 'row_count' ? 'count' : column}`;
+}
+
 /** How an anchor's sort key (text from selectExpression) is read back, exactly. */
-function castOf(field: FieldDefinition): string {
+export function castOf(field: FieldDefinition): string {
   switch (field.type) {
     case 'timestamp':
       return '::timestamptz';
@@ -242,13 +258,13 @@ export function buildRetrieveSql(resource: ResourceDefinition, orgId: string, ui
 }
 
 /** Every field as text, so both drivers return the same exact values. */
-function selectList(resource: ResourceDefinition, alias: string): string {
+export function selectList(resource: ResourceDefinition, alias: string): string {
   return Object.entries(resource.fields)
     .map(([name, field]) => `${selectExpression(`${alias}.${field.column}`, field)} AS "${name}"`)
     .join(', ');
 }
 
-function selectExpression(column: string, field: FieldDefinition): string {
+export function selectExpression(column: string, field: FieldDefinition): string {
   switch (field.type) {
     case 'timestamp':
       return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
@@ -259,7 +275,7 @@ function selectExpression(column: string, field: FieldDefinition): string {
   }
 }
 
-function fieldOf(resource: ResourceDefinition, name: string): FieldDefinition {
+export function fieldOf(resource: ResourceDefinition, name: string): FieldDefinition {
   const field = resource.fields[name];
   if (!field) throw new Error(`resource ${resource.path} has no field ${name}`);
   return field;

@@ -58,20 +58,25 @@ export function pageSchema(resource: ResourceDefinition): JsonObject {
   };
 }
 
-/** Query parameters of a collection: its filters, `order_by` and `page`. */
+/**
+ * Query parameters of a collection: its filters, `order_by`, `page` and
+ * `cursor`. Examples go in the descriptions, never in `example`/`examples`:
+ * Swagger UI's "Try it out" pre-fills those, and pre-filled examples (an
+ * entity nobody has, page 2 of a one-page list) turn a first click into a
+ * 404.
+ */
 export function listParameters(resource: ResourceDefinition): JsonObject[] {
   const filters = resource.filters.map((filter) => {
-    const schema = plainSchema(filter.value.schema);
-    const examples = Array.isArray(schema.examples) ? schema.examples : [];
+    const { examples, ...schema } = plainSchema(filter.value.schema);
+    const shown = Array.isArray(examples) && examples.length > 0 ? ` For example ${examples.map((example) => `\`${String(example)}\``).join(' or ')}.` : '';
     // The value parser's own description says which forms it accepts; add it unless it only repeats the filter's.
     const accepts = typeof schema.description === 'string' && schema.description !== filter.description.replace(/\.$/, '') ? schema.description : undefined;
     return {
       name: filter.param,
       in: 'query',
       required: false,
-      description: accepts ? `${filter.description} ${capitalize(accepts)}.` : filter.description,
+      description: (accepts ? `${filter.description} ${capitalize(accepts)}.` : filter.description) + shown,
       schema,
-      ...(examples.length > 0 ? { example: examples[0] } : {}),
     };
   });
   const orderings = resource.orderings.flatMap((field) => [field, `-${field}`]);
@@ -81,17 +86,26 @@ export function listParameters(resource: ResourceDefinition): JsonObject[] {
       name: 'order_by',
       in: 'query',
       required: false,
-      description: `Sort field; prefix \`-\` for descending. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default \`${resource.defaultOrdering}\`.`,
+      description: `Sort field; prefix \`-\` for descending, for example \`${orderings.find((value) => value !== resource.defaultOrdering) ?? resource.defaultOrdering}\`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default \`${resource.defaultOrdering}\`.`,
       schema: { type: 'string', enum: orderings, default: resource.defaultOrdering },
-      example: orderings.find((value) => value !== resource.defaultOrdering) ?? resource.defaultOrdering,
     },
     {
       name: 'page',
       in: 'query',
       required: false,
-      description: `Page number, from 1. Pages hold ${PAGE_SIZE} items; a page past the last one is a 404 \`page_out_of_range\`.`,
+      description: `Page number, from 1, for example \`2\`. Pages hold ${PAGE_SIZE} items; a page past the last one is a 404 \`page_out_of_range\`. Not with \`cursor\`.`,
       schema: { type: 'integer', minimum: 1, default: 1 },
-      example: 2,
+    },
+    {
+      name: 'cursor',
+      in: 'query',
+      required: false,
+      description:
+        `Keyset pages instead of page numbers, for walking a list that changes while you read it. ` +
+        `Give it empty (\`cursor=\`) to start at the first record; then follow \`next\` (or \`previous\`), whose links carry the cursor that continues after the last record (before the first). ` +
+        `A record that matches and does not change during the walk is returned exactly once; with \`order_by=updated_at\` a record that changes is returned again, in its latest state (the way to sync). ` +
+        `Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 \`invalid_parameter\` says why. \`count\` stays exact. Not with \`page\` (422).`,
+      schema: { type: 'string', maxLength: 4096 },
     },
   ];
 }

@@ -1,9 +1,13 @@
 import type { FieldDefinition, FilterDefinition } from '../listing/resource-definition.js';
 import { identifierValue, timestampFrom, timestampTo } from '../listing/value-parsers.js';
 
-/** Fields and filters every collection shares: uid, entity and the two timestamps. */
-export function uidField(prefix: string): FieldDefinition {
-  return { column: 'uid', type: 'string', description: 'Stable public identifier.', example: `${prefix}_1` };
+/**
+ * Fields and filters every collection shares: uid, entity and the two
+ * timestamps. The uid's example is a record of the demo data, since /docs
+ * pre-fills it in "Try it out" and it should be found there.
+ */
+export function uidField(prefix: string, example = `${prefix}_1`): FieldDefinition {
+  return { column: 'uid', type: 'string', description: 'Stable public identifier.', example };
 }
 
 export const entityField: FieldDefinition = {

@@ -10,7 +10,7 @@ export const creditLimits: ResourceDefinition = {
   table: 'credit_limits',
   countedRows: true,
   fields: {
-    uid: uidField('cl'),
+    uid: uidField('cl', 'cl_demo_01_usd'),
     entity: entityField,
     currency: { column: 'currency', type: 'string', description: "The limit's currency (ISO 4217).", example: 'USD' },
     capacity: { column: 'capacity', type: 'decimal', description: 'The most the entity may borrow.', example: 50000 },

@@ -12,7 +12,7 @@ export const paymentMethods: ResourceDefinition = {
   table: 'payment_methods',
   countedRows: true,
   fields: {
-    uid: uidField('pm'),
+    uid: uidField('pm', 'pm_demo_001'),
     entity: entityField,
     type: { column: 'type', type: 'string', description: 'Payment rail.', example: 'ACH', enum: PAYMENT_METHOD_TYPES },
     currency: { column: 'currency', type: 'string', description: 'ISO 4217 code, upper case.', example: 'USD' },

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { openPgliteTestStore } from '../helpers/stores.js';
@@ -32,10 +33,12 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
   let app: FastifyInstance;
   let browser: Browser;
   let baseUrl: string;
+  let demo: { org: string; key: string };
 
   beforeAll(async () => {
     if (!chromiumInstalled) throw new Error(`${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
     store = await openPgliteTestStore();
+    demo = await setUpDemo(store);
     app = await buildApp({ store });
     baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -79,4 +82,36 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     expect(outside, 'requests to other hosts').toEqual([]);
     expect(problems).toEqual([]);
   });
+
+  it('answers 200 to Authorize with the demo key, then "Try it out" → Execute on every operation, nothing changed', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/docs`);
+    await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
+
+    await page.locator('.scheme-container button.authorize').click();
+    const modal = page.locator('.modal-ux');
+    await modal.locator('input[type="text"]').fill(demo.org);
+    await modal.locator('input[type="password"]').fill(demo.key);
+    await modal.locator('button.modal-btn.auth.authorize').click();
+    await modal.locator('button.btn-done').click();
+
+    const operations = Object.entries(lendingApiDocument().paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => ({ path, method })),
+    );
+    expect(operations.length).toBeGreaterThan(4);
+    const answered: string[] = [];
+    for (const { path, method } of operations) {
+      const operation = page.locator(`.opblock-${method}:has(.opblock-summary-path[data-path="${path}"])`);
+      await operation.locator('.opblock-summary').click();
+      await operation.locator('button.try-out__btn').click();
+      await operation.locator('button.execute').click();
+      const status = operation.locator('.live-responses-table .response .response-col_status').first();
+      await status.waitFor({ timeout: 30_000 }).catch((error: unknown) => {
+        throw new Error(`no response shown for ${method.toUpperCase()} ${path} after ${answered.join('; ') || 'nothing'}`, { cause: error });
+      });
+      answered.push(`${method.toUpperCase()} ${path} ${(await status.textContent())?.trim()}`);
+      await operation.locator('.opblock-summary').click();
+    }
+    expect(answered).toEqual(operations.map(({ path, method }) => `${method.toUpperCase()} ${path} 200`));
+  }, 180_000);
 });
