@@ -10,7 +10,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { LendingApiError, LendingClient, type CreditLimit, type PaymentMethod } from 'lending-api/client';
+import { LendingApiError, LendingClient, type CreditLimit, type PaymentMethod, type RetryEvent } from 'lending-api/client';
 
 export interface LoanRequest {
   readonly entity: string;
@@ -88,6 +88,11 @@ export function describeDecision(decision: LoanDecision): string {
   ].join('\n');
 }
 
+/** The line printed (to stderr) before the client waits to retry a 429 or 503. */
+export function describeRetry({ attempt, delayMs, error }: RetryEvent): string {
+  return `prepare-loan: ${error.detail} (${error.code}, HTTP ${error.status}); retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1})`;
+}
+
 function toCents(amount: string): number {
   const match = /^([0-9]+)(?:\.([0-9]{1,2}))?$/.exec(amount.trim());
   if (!match?.[1]) throw new RangeError(`amount must be a positive decimal with at most 2 fractional digits, got '${amount}'`);
@@ -127,6 +132,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     baseUrl: values.url ?? env.LENDING_API_URL ?? 'http://127.0.0.1:3000',
     organizationId: values.org ?? env.LENDING_API_ORG ?? 'org_demo',
     apiKey,
+    // Rate limited or the database briefly away: say so instead of waiting in silence.
+    onRetry: (event) => console.error(describeRetry(event)),
   });
   const decision = await prepareLoan(client, { entity, currency, amount });
   console.log(values.json ? JSON.stringify(decision, null, 2) : describeDecision(decision));

@@ -9,16 +9,18 @@ const BANNER = `/**
  */`;
 
 /**
- * TypeScript types for the SDK, from the OpenAPI document: one per component
- * schema, plus \`<Record>ListParams\` for each list operation's query
- * parameters.
+ * The SDK's generated module, from the OpenAPI document: a type per component
+ * schema, \`<Record>ListParams\` for each list operation's query parameters,
+ * and \`LendingCollections\`, a \`ResourceClient\` per collection (the base of
+ * \`LendingClient\`), so a collection added to the document reaches the SDK
+ * with no edit.
  */
 export async function renderClientTypes(document: JsonObject): Promise<string> {
   const components = document.components as { schemas: Record<string, JsonObject> };
   const definitions: Record<string, JsonObject> = { ...components.schemas };
-  for (const operation of listOperations(document)) {
-    const name = `${recordSchemaNameOf(operation)}ListParams`;
-    definitions[name] = listParamsSchema(name, operation);
+  const collections = listOperations(document).map(collectionOf);
+  for (const collection of collections) {
+    definitions[collection.paramsType] = listParamsSchema(collection.paramsType, collection.operation);
   }
   const root = retarget({ title: ROOT_NAME, type: 'object', additionalProperties: false, definitions }) as JSONSchema;
   const source = await compile(root, ROOT_NAME, {
@@ -31,7 +33,46 @@ export async function renderClientTypes(document: JsonObject): Promise<string> {
     style: { singleQuote: true, printWidth: 120, trailingComma: 'all' },
   });
   // The root only gathers the definitions; it is not a type anyone uses.
-  return source.replace(new RegExp(`export interface ${ROOT_NAME} \\{\\}\\n\\n?`), '');
+  const types = source.replace(new RegExp(`export interface ${ROOT_NAME} \\{\\}\\n\\n?`), '');
+  return `${types.replace(BANNER, `${BANNER}\n\nimport { ResourceClient, type Connection } from './resource-client.js';`)}\n${collectionsClass(collections)}`;
+}
+
+interface Collection {
+  /** The client's property: \`listPaymentMethods\` → \`paymentMethods\`. */
+  property: string;
+  /** The collection's path segment: \`/api/methods/\` → \`methods\`. */
+  segment: string;
+  recordType: string;
+  paramsType: string;
+  operation: Operation;
+}
+
+function collectionOf(operation: Operation & { path: string }): Collection {
+  const plural = operation.operationId.slice('list'.length);
+  const segment = /^\/api\/([^/]+)\/$/.exec(operation.path)?.[1];
+  if (!segment) throw new Error(`${operation.operationId} is served at ${operation.path}, not /api/<collection>/`);
+  const recordType = recordSchemaNameOf(operation);
+  return { property: plural.charAt(0).toLowerCase() + plural.slice(1), segment, recordType, paramsType: `${recordType}ListParams`, operation };
+}
+
+function collectionsClass(collections: Collection[]): string {
+  const members = collections.map(
+    ({ property, recordType, paramsType, operation }) =>
+      `  /** \`${operation.path}\`: \`list\`, \`retrieve\` and \`listAll\` of ${recordType} records. */\n` +
+      `  readonly ${property}: ResourceClient<${recordType}, ${paramsType}>;`,
+  );
+  const assignments = collections.map(({ property, segment }) => `    this.${property} = new ResourceClient(connection, '${segment}');`);
+  return [
+    '/** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */',
+    'export class LendingCollections {',
+    ...members,
+    '',
+    '  constructor(connection: Connection) {',
+    ...assignments,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
 }
 
 interface Operation extends JsonObject {
@@ -40,11 +81,11 @@ interface Operation extends JsonObject {
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
 }
 
-function listOperations(document: JsonObject): Operation[] {
+function listOperations(document: JsonObject): (Operation & { path: string })[] {
   const paths = document.paths as Record<string, { get?: Operation }>;
-  return Object.values(paths)
-    .map((item) => item.get)
-    .filter((operation): operation is Operation => operation !== undefined && operation.operationId.startsWith('list'));
+  return Object.entries(paths)
+    .filter((entry): entry is [string, { get: Operation }] => entry[1].get !== undefined && entry[1].get.operationId.startsWith('list'))
+    .map(([path, item]) => ({ ...item.get, path }));
 }
 
 /** `listPaymentMethods` answers a `PaymentMethodPage`, so its params are `PaymentMethodListParams`. */

@@ -1,8 +1,8 @@
 /**
  * The process entry of the CLI: runs `main` on the command line and sets the
- * exit code. `bin/lending-api` loads it from the TypeScript sources through
- * tsx; `npm run build` compiles it to `dist/cli/run.js` for production
- * services (no loader: about half the memory).
+ * exit code. `npm ci` compiles it to `dist/cli/run.js`, which
+ * `bin/lending-api` runs; when src/ changed since that build, the bin loads
+ * this file through tsx instead.
  */
 import { main } from './main.js';
 

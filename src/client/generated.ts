@@ -3,6 +3,8 @@
  * A test fails when this file differs from what the script writes.
  */
 
+import { ResourceClient, type Connection } from './resource-client.js';
+
 /**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
  *
@@ -384,31 +386,51 @@ export interface CreditLimitListParams {
  */
 export interface EntityListParams {
   /**
-   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   created_from?: string;
   /**
-   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   created_to?: string;
   /**
-   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC).
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   updated_from?: string;
   /**
-   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond).
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
    */
   updated_to?: string;
   /**
-   * ISO 3166-1 alpha-2 code, any letter case.
+   * ISO 3166-1 alpha-2 code, any letter case. For example `US`.
    */
   country?: string;
   /**
-   * Sort field; prefix `-` for descending. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
    */
   order_by?: 'created_at' | '-created_at' | 'updated_at' | '-updated_at' | 'name' | '-name' | 'country' | '-country';
   /**
-   * Page number, from 1. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`.
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
    */
   page?: number;
+  /**
+   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
+   */
+  cursor?: string;
+}
+
+/** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */
+export class LendingCollections {
+  /** `/api/methods/`: `list`, `retrieve` and `listAll` of PaymentMethod records. */
+  readonly paymentMethods: ResourceClient<PaymentMethod, PaymentMethodListParams>;
+  /** `/api/limits/`: `list`, `retrieve` and `listAll` of CreditLimit records. */
+  readonly creditLimits: ResourceClient<CreditLimit, CreditLimitListParams>;
+  /** `/api/entities/`: `list`, `retrieve` and `listAll` of Entity records. */
+  readonly entities: ResourceClient<Entity, EntityListParams>;
+
+  constructor(connection: Connection) {
+    this.paymentMethods = new ResourceClient(connection, 'methods');
+    this.creditLimits = new ResourceClient(connection, 'limits');
+    this.entities = new ResourceClient(connection, 'entities');
+  }
 }

@@ -1,15 +1,6 @@
 export { LendingClient, type LendingClientOptions } from './lending-client.js';
 export { LendingApiError, type ErrorCode } from './lending-api-error.js';
-export type { Page, ResourceClient } from './resource-client.js';
+export { ResourceClient, type Connection, type ListAllParams, type Page } from './resource-client.js';
 export type { RetryOptions } from './retry-policy.js';
-export type { FetchFunction } from './transport.js';
-export type {
-  CreditLimit,
-  CreditLimitListParams,
-  CreditLimitPage,
-  ParamError,
-  PaymentMethod,
-  PaymentMethodListParams,
-  PaymentMethodPage,
-  Problem,
-} from './generated.js';
+export type { ClientOptions, FetchFunction, RequestOptions, RetryEvent } from './transport.js';
+export * from './generated.js';

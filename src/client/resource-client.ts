@@ -1,4 +1,4 @@
-import type { Transport } from './transport.js';
+import { Transport, type ClientOptions, type RequestOptions } from './transport.js';
 
 /** A page of a list: `count` is the exact number of matches; `next`/`previous` are null at the ends. */
 export interface Page<TRecord> {
@@ -10,40 +10,65 @@ export interface Page<TRecord> {
 
 type QueryValue = string | number | undefined;
 
-/** `list`, `retrieve` and `listAll` on one collection, e.g. `/api/methods/`. */
-export class ResourceClient<TRecord, TParams extends { [K in keyof TParams]?: QueryValue }> {
+/** What a `ResourceClient` talks through: client options, or the transport a `LendingClient` shares. */
+export type Connection = ClientOptions | Transport;
+
+/** `listAll` walks with cursors; it chooses the pages itself. */
+export type ListAllParams<TParams> = Omit<TParams, 'page' | 'cursor'>;
+
+/**
+ * `list`, `retrieve` and `listAll` on one collection, e.g. `/api/methods/`.
+ * `LendingClient` has one per collection; on its own it reaches any
+ * collection by its path segment:
+ *
+ * @example
+ * const entities = new ResourceClient<{ uid: string; name: string }>({ baseUrl, organizationId, apiKey }, 'entities');
+ * const first = await entities.list({ order_by: 'name' });
+ */
+export class ResourceClient<TRecord = Record<string, unknown>, TParams extends { [K in keyof TParams]?: QueryValue } = Record<string, QueryValue>> {
   readonly #transport: Transport;
   readonly #collectionPath: string;
 
-  constructor(transport: Transport, path: string) {
-    this.#transport = transport;
-    this.#collectionPath = `/api/${path}/`;
+  /** `collection` is the path segment under `/api/`: `'methods'`, `'limits'`, `'entities'`. */
+  constructor(connection: Connection, collection: string) {
+    if (!/^[A-Za-z0-9_-]+$/.test(collection)) throw new TypeError(`collection must be one path segment such as 'methods', got '${collection}'`);
+    this.#transport = connection instanceof Transport ? connection : new Transport(connection);
+    this.#collectionPath = `/api/${collection}/`;
   }
 
   /** One page (10 records); `params.page` picks which, from 1. */
-  list(params: TParams = {} as TParams): Promise<Page<TRecord>> {
-    return this.#transport.getJson<Page<TRecord>>(this.#collectionPath + queryString(params));
+  list(params: TParams = {} as TParams, options: RequestOptions = {}): Promise<Page<TRecord>> {
+    return this.#transport.getJson<Page<TRecord>>(this.#collectionPath + queryString(params), options);
   }
 
   /** One record by UID; a missing one (or another organization's) throws a 404 `not_found`. */
-  retrieve(uid: string): Promise<TRecord> {
-    return this.#transport.getJson<TRecord>(`${this.#collectionPath}${encodeURIComponent(uid)}/`);
+  retrieve(uid: string, options: RequestOptions = {}): Promise<TRecord> {
+    return this.#transport.getJson<TRecord>(`${this.#collectionPath}${encodeURIComponent(uid)}/`, options);
   }
 
   /**
-   * Every matching record, page after page, following each page's `next`
-   * link until there is none. Starts at `params.page` (default 1).
+   * Every matching record, once each, with cursor pages: the first request
+   * sends the filters with an empty `cursor=` (a walk from the first row), then
+   * each page's `next` link is followed until it is null. Unlike page
+   * numbers, a cursor continues after the last row returned, so records
+   * changing during the walk do not shift later pages; sync with
+   * `order_by: 'updated_at'` to also see every record changed meanwhile.
    *
    * @example
    * for await (const method of client.paymentMethods.listAll({ entity: 'ent_1', currency: 'USD' })) {
    *   console.log(method.uid, method.type);
    * }
    */
-  async *listAll(params: TParams = {} as TParams): AsyncGenerator<TRecord, void, undefined> {
-    let path: string | undefined = this.#collectionPath + queryString(params);
+  async *listAll(params: ListAllParams<TParams> = {} as ListAllParams<TParams>, options: RequestOptions = {}): AsyncGenerator<TRecord, void, undefined> {
+    // A page or cursor from an untyped caller would make the first request a 422.
+    const { page: _page, cursor: _cursor, ...filters } = params as { [name: string]: QueryValue };
+    let path: string | undefined = this.#collectionPath + queryString({ ...filters, cursor: '' });
     while (path !== undefined) {
-      const page: Page<TRecord> = await this.#transport.getJson<Page<TRecord>>(path);
-      yield* page.items;
+      const page: Page<TRecord> = await this.#transport.getJson<Page<TRecord>>(path, options);
+      for (const item of page.items) {
+        options.signal?.throwIfAborted();
+        yield item;
+      }
       path = page.next === null ? undefined : this.#sameCollection(page.next);
     }
   }

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { acquireDirectoryLock } from './directory-lock.js';
-import { PgliteStore } from './pglite-store.js';
-import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+import type { PostgresStoreOptions } from './postgres-store.js';
 import type { Store } from './store.js';
 
 export const DEFAULT_DATABASE_URL = 'pglite://./data';
@@ -37,8 +36,14 @@ export interface OpenStoreOptions extends PostgresStoreOptions {
   lockWaitMs?: number;
 }
 
+// The drivers load only when a store is opened, so the CLI's help and
+// argument errors answer without loading PGlite or pg (~200 ms).
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
-  if (location.kind === 'postgres') return new PostgresStore(location.url, options);
+  if (location.kind === 'postgres') {
+    const { PostgresStore } = await import('./postgres-store.js');
+    return new PostgresStore(location.url, options);
+  }
+  const { PgliteStore } = await import('./pglite-store.js');
   if (location.dataDir === undefined) return PgliteStore.open(undefined);
   const lock = await acquireDirectoryLock(location.dataDir, { waitMs: options.lockWaitMs ?? 5000 });
   try {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -8,29 +8,85 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-// `npm run build` and the compiled entry production services run (docs/operations.md).
+// `npm ci` builds dist/ (the `prepare` script); `npm test` rebuilds it when stale.
 describe('the compiled build', () => {
-  let outDir = '';
   beforeAll(async () => {
-    // Inside the project, so the compiled code resolves node_modules as dist/ does.
-    outDir = await mkdtemp(path.join(ROOT, '.build-test-'));
-    const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-    await run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: ROOT });
-    await run(process.execPath, ['scripts/copy-migrations.mjs', outDir], { cwd: ROOT });
-  }, 120_000);
-  afterAll(async () => {
-    await rm(outDir, { recursive: true, force: true });
-  });
+    await run(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
+  }, 300_000);
 
   it('runs the CLI without tsx and finds every migration next to the compiled store', async () => {
-    const entry = path.join(outDir, 'cli/run.js');
+    const entry = path.join(ROOT, 'dist/cli/run.js');
     const env = { ...process.env, DATABASE_URL: 'pglite://memory' };
+    const migrations = (await readdir(path.join(ROOT, 'src/store/migrations'))).filter((name) => name.endsWith('.sql')).sort();
+    expect(migrations.length).toBeGreaterThan(0);
     const migrated = await run(process.execPath, [entry, 'migrate'], { cwd: ROOT, env });
-    expect(migrated.stdout).toMatch(/^applied 001_core, 003_row_counts, .*005_row_versions to pglite:\/\/memory/);
+    expect(migrated.stdout).toBe(`applied ${migrations.map((name) => name.replace(/\.sql$/, '')).join(', ')} to pglite://memory\n`);
 
     const failed = await run(process.execPath, [entry, 'key', 'list', '--org', 'org_missing'], { cwd: ROOT, env }).catch(
       (error: { code: number; stderr: string }) => error,
     );
     expect(failed).toMatchObject({ code: 1, stderr: "lending-api: no organization 'org_missing'\n" });
+  }, 180_000);
+
+  it('ships the SDK as ES modules and CommonJS, each with .d.ts types', async () => {
+    for (const dir of ['dist/client', 'dist/client-cjs']) {
+      const files = await readdir(path.join(ROOT, dir));
+      expect(files, dir).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'lending-client.js', 'lending-client.d.ts']));
+    }
+  });
+});
+
+// A stand-in project with the real bin/lending-api and build-state check, and
+// a dist/ and src/ that each print which one ran.
+describe('bin/lending-api chooses between dist/ and the sources', () => {
+  let project = '';
+  const binOf = () => path.join(project, 'bin/lending-api');
+  const ran = async () => (await run(process.execPath, [binOf(), 'anything'], { cwd: project })).stdout.trim();
+  const stamp = (startedAt: number) => writeFile(path.join(project, 'dist/build.json'), JSON.stringify({ startedAt }));
+  const srcFile = () => path.join(project, 'src/cli/run.ts');
+  const setMtime = (file: string, ms: number) => utimes(file, ms / 1000, ms / 1000);
+
+  beforeAll(async () => {
+    // Inside the project, so tsx resolves from its node_modules.
+    project = await mkdtemp(path.join(ROOT, '.build-test-'));
+    await cp(path.join(ROOT, 'bin/lending-api'), binOf());
+    await cp(path.join(ROOT, 'scripts/build-state.mjs'), path.join(project, 'scripts/build-state.mjs'));
+    await writeFile(path.join(project, 'package.json'), '{ "type": "module" }\n');
+    await mkdir(path.join(project, 'src/cli'), { recursive: true });
+    await mkdir(path.join(project, 'dist/cli'), { recursive: true });
+    await writeFile(srcFile(), "const from: string = 'sources';\nconsole.log(from, process.argv[2]);\n");
+    await writeFile(path.join(project, 'dist/cli/run.js'), "console.log('compiled', process.argv[2]);\n");
+  });
+  afterAll(async () => {
+    await rm(project, { recursive: true, force: true });
+  });
+
+  const past = Date.now() - 60_000;
+  async function everyInputChangedAt(ms: number): Promise<void> {
+    for (const file of ['package.json', 'src/cli/run.ts', 'src/cli', 'src']) await setMtime(path.join(project, file), ms);
+  }
+
+  it('runs dist/ when its build started after the last change to src/', async () => {
+    await everyInputChangedAt(past);
+    await stamp(past + 1000);
+    expect(await ran()).toBe('compiled anything');
+  });
+
+  it('runs the sources through tsx when a source file changed after the build started', async () => {
+    await everyInputChangedAt(past);
+    await stamp(past + 1000);
+    await setMtime(srcFile(), past + 2000);
+    expect(await ran()).toBe('sources anything');
+  });
+
+  it('runs the sources when dist/ has no finished build', async () => {
+    await everyInputChangedAt(past);
+    await rm(path.join(project, 'dist/build.json'), { force: true });
+    expect(await ran()).toBe('sources anything');
+  });
+
+  it('runs dist/ in an installed package, which has no src/', async () => {
+    await rm(path.join(project, 'src'), { recursive: true, force: true });
+    expect(await ran()).toBe('compiled anything');
   });
 });

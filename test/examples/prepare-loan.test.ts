@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +8,8 @@ import { describeDecision, prepareLoan } from '../../examples/prepare-loan.js';
 import { buildApp } from '../../src/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { LendingClient } from '../../src/client/index.js';
+import { ApiError } from '../../src/domain/errors.js';
+import { problemDocument } from '../../src/http/problem.js';
 import { injectFetch } from '../helpers/inject-fetch.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -81,12 +85,12 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
       await server.close();
     });
 
-    const example = (args: string[], key = demo.key) =>
+    const example = (args: string[], key = demo.key, baseUrl = url) =>
       run('npm', ['run', '-s', 'example:prepare-loan', '--', ...args], {
         cwd: PROJECT_ROOT,
-        env: { ...process.env, LENDING_API_URL: url, LENDING_API_ORG: demo.org, LENDING_API_KEY: key },
+        env: { ...process.env, LENDING_API_URL: baseUrl, LENDING_API_ORG: demo.org, LENDING_API_KEY: key },
       }).then(
-        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
         (error: { code: number; stdout: string; stderr: string }) => error,
       );
 
@@ -95,6 +99,33 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain('READY     ent_demo_03 can borrow 5000.00 USD');
       expect(result.stdout).toContain('credit limit cl_demo_03_usd: 11750.50 of 20000.00 USD available, 6750.50 after this loan');
+    });
+
+    it('prints each retry while the service is briefly unavailable, then the decision', async () => {
+      // In front of the server: the first request is answered 503 with Retry-After: 1, as the service does when its database is away.
+      let requests = 0;
+      const flaky = createServer((request, response) => {
+        requests += 1;
+        if (requests === 1) {
+          const problem = problemDocument(new ApiError('service_unavailable', 'the database is unreachable'), 'req-flaky-1');
+          response.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' }).end(JSON.stringify(problem));
+          return;
+        }
+        void fetch(url + request.url, { headers: { authorization: request.headers.authorization ?? '' } }).then(async (answer) => {
+          response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
+        });
+      });
+      await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = flaky.address() as AddressInfo;
+        const result = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000'], demo.key, `http://127.0.0.1:${port}`);
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stderr).toContain('prepare-loan: the database is unreachable (service_unavailable, HTTP 503); retrying in 1.0 s (attempt 2)\n');
+        expect(result.stderr.match(/retrying/g)).toHaveLength(1);
+        expect(result.stdout).toContain('READY     ent_demo_03 can borrow 5000.00 USD');
+      } finally {
+        await new Promise((resolve) => flaky.close(resolve));
+      }
     });
 
     it('prints DECLINED and exits 2 for one it cannot take; exits 1 with the API error for a bad key', async () => {

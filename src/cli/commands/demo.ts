@@ -1,9 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Command } from 'commander';
 import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
-import { importJsonl } from '../../import/index.js';
 import { loadConfig } from '../../config.js';
-import { closeOnSignals, serverStoreOptions, startServer } from '../../server.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
@@ -24,6 +22,7 @@ interface DemoResult {
 /** Creates (or reuses) the demo organization, loads its sample data and mints a fresh key. */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
+  const { importJsonl } = await import('../../import/index.js');
   const lines = demoLines();
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
@@ -58,6 +57,8 @@ export function registerDemo(program: Command): void {
       .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
   ).action(async (flags: ServeFlags & { serve?: boolean }) => {
     const config = flags.serve ? configFromFlags(flags) : loadConfig();
+    // Loaded here, not at the top: `--help` need not load the server.
+    const { closeOnSignals, serverStoreOptions, startServer } = await import('../../server.js');
     // When it goes on serving, the store is the server's: its pool size and timeouts.
     const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
     try {

@@ -1,7 +1,7 @@
 import { createReadStream, fstatSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { ImportError, importJsonl, type ImportSummary } from '../../import/index.js';
+import type { ImportSummary } from '../../import/index.js';
 import { terminalProgress } from '../import-progress.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
@@ -22,6 +22,8 @@ export function registerImport(program: Command): void {
     .action(async (file: string, flags: ImportFlags) => {
       const maxErrors = Number(flags.maxErrors ?? '100');
       if (!Number.isInteger(maxErrors) || maxErrors < 1) throw new UsageError(`--max-errors must be a positive integer, got '${flags.maxErrors}'`);
+      // Loaded here, not at the top: `--help` need not load the importer.
+      const { ImportError, importJsonl } = await import('../../import/index.js');
       const { input, size } = await openInput(file);
       const progress = process.stderr.isTTY ? terminalProgress(process.stderr, size) : undefined;
       const started = Date.now();

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import cluster from 'node:cluster';
-import { runClusterPrimary } from '../../cluster.js';
 import { loadConfig } from '../../config.js';
-import { closeOnSignals, startServer } from '../../server.js';
 import { print, type OutputOptions } from '../output.js';
 import { terminalLogDestination } from '../terminal-log.js';
 
@@ -43,6 +41,8 @@ export function configFromFlags(flags: ServeFlags) {
 export function registerServe(program: Command): void {
   addServeFlags(program.command('serve').description('run the HTTP service')).action(async (flags: ServeFlags) => {
     const config = configFromFlags(flags);
+    // Loaded here, not at the top: `--help` need not load the server.
+    const [{ runClusterPrimary }, { closeOnSignals, startServer }] = await Promise.all([import('../../cluster.js'), import('../../server.js')]);
     const log = (message: string) => process.stderr.write(`lending-api: ${message}\n`);
     if (config.workers > 1 && cluster.isPrimary) {
       const primary = await runClusterPrimary(config, log);

@@ -1,0 +1,67 @@
+// `npm run build`, and `prepare` (so `npm ci` and `npm pack` build): compiles
+// src/ to dist/ — the service and CLI (dist/cli/run.js, which bin/lending-api
+// runs), the SDK as ES modules with .d.ts types (dist/client/) and as
+// CommonJS (dist/client-cjs/) — and copies the SQL migrations next to the
+// compiled store.
+//
+//   node scripts/build.mjs               build
+//   node scripts/build.mjs --if-stale    build only when dist/ is older than src/ (npm test)
+//   node scripts/build.mjs --out-dir D   build into D instead of dist/ (tests)
+//
+// The build is written to a scratch directory and renamed into place, so a
+// process starting meanwhile sees the old build or none (bin/lending-api then
+// runs the sources), never half of one.
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { BUILD_STAMP, isBuildCurrent } from './build-state.mjs';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({ options: { 'if-stale': { type: 'boolean' }, 'out-dir': { type: 'string' } } });
+const outDir = path.resolve(ROOT, values['out-dir'] ?? 'dist');
+
+if (values['if-stale'] && outDir === path.join(ROOT, 'dist') && isBuildCurrent(ROOT)) process.exit(0);
+
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch {
+  // `npm ci --omit=dev` has no compiler; a package installed from its tarball
+  // ships dist/ already.
+  process.stderr.write('lending-api build: skipped (typescript is not installed; `npm ci` with dev dependencies builds dist/)\n');
+  process.exit(0);
+}
+
+const startedAt = Date.now();
+const scratch = path.join(ROOT, 'node_modules', '.cache', `lending-api-build-${process.pid}`);
+rmSync(scratch, { recursive: true, force: true });
+mkdirSync(scratch, { recursive: true });
+try {
+  const compile = (project, out) =>
+    run(process.execPath, [tsc, '-p', project, '--outDir', path.join(scratch, out)], { cwd: ROOT }).catch((error) => {
+      throw new Error(`tsc -p ${project} failed:\n${error.stdout}${error.stderr}`);
+    });
+  await Promise.all([
+    compile('tsconfig.build.json', '.'),
+    compile('tsconfig.client.json', 'client'),
+    compile('tsconfig.client-cjs.json', 'client-cjs'),
+  ]);
+  // The package is "type": "module"; this marks the CommonJS copy as such.
+  writeFileSync(path.join(scratch, 'client-cjs', 'package.json'), '{ "type": "commonjs" }\n');
+  cpSync(path.join(ROOT, 'src/store/migrations'), path.join(scratch, 'store/migrations'), { recursive: true });
+  writeFileSync(path.join(scratch, BUILD_STAMP), `${JSON.stringify({ startedAt })}\n`);
+
+  const previous = `${scratch}-previous`;
+  if (existsSync(outDir)) renameSync(outDir, previous);
+  renameSync(scratch, outDir);
+  rmSync(previous, { recursive: true, force: true });
+} catch (error) {
+  rmSync(scratch, { recursive: true, force: true });
+  process.stderr.write(`lending-api build: ${error.message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import type { FastifyInstance } from 'fastify';
+import type * as Sdk from '../../src/client/index.js';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { setUpDemo } from '../../src/cli/commands/demo.js';
+import type { Store } from '../../src/store/store.js';
+import { openPgliteTestStore } from '../helpers/stores.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const chromiumInstalled = existsSync(CHROMIUM);
+const skip = !chromiumInstalled && !process.env.CI;
+if (skip) console.warn(`\n⚠ SKIPPING the SDK browser test: ${CHROMIUM} is missing (apt-get install -y chromium)\n`);
+
+// The SDK outside Node: bundled for the browser by esbuild with no Node
+// built-ins available (a `node:` import or a Node global would fail the
+// bundle or the page), loaded into Chromium, calling a live server.
+describe.skipIf(skip)('the SDK in a browser', () => {
+  let store: Store;
+  let app: FastifyInstance;
+  let browser: Browser;
+  let baseUrl: string;
+  let demo: { org: string; key: string };
+  let bundle: string;
+
+  beforeAll(async () => {
+    const bundled = await build({
+      entryPoints: [fileURLToPath(new URL('../../src/client/index.ts', import.meta.url))],
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      globalName: 'LendingSdk',
+      target: 'chrome110',
+      write: false,
+      logLevel: 'silent',
+    });
+    bundle = bundled.outputFiles[0]!.text;
+    store = await openPgliteTestStore();
+    demo = await setUpDemo(store);
+    app = await buildApp({ store });
+    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await store?.close();
+  });
+
+  it('lists, walks cursor pages, retrieves, reports errors and times out, with the browser’s own fetch', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    // The page is served on the API's own origin, as an app behind the same host would be (no CORS involved).
+    await page.route(`${baseUrl}/sdk-test`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>SDK</title><script>${bundle}</script>` }),
+    );
+    await page.goto(`${baseUrl}/sdk-test`);
+
+    const result = await page.evaluate(
+      async ({ org, key }) => {
+        const browserGlobals = globalThis as unknown as { LendingSdk: typeof Sdk; location: { origin: string } };
+        const { LendingClient, LendingApiError } = browserGlobals.LendingSdk;
+        const origin = browserGlobals.location.origin;
+        const client = new LendingClient({ baseUrl: origin, organizationId: org, apiKey: key });
+        const first = await client.paymentMethods.list({ currency: 'usd' });
+        const walked: string[] = [];
+        for await (const method of client.paymentMethods.listAll({ currency: 'usd', order_by: 'updated_at' })) walked.push(method.uid);
+        const limit = await client.creditLimits.retrieve('cl_demo_03_usd');
+        const missing = await client.creditLimits.retrieve('cl_missing').catch((error: unknown) => error);
+        // A fetch that never answers: the per-request timeout still ends the call.
+        const stuck = new LendingClient({ baseUrl: origin, organizationId: org, apiKey: key, fetch: () => new Promise<Response>(() => {}) });
+        const timedOut = await stuck.paymentMethods.list({}, { timeoutMs: 50 }).catch((error: unknown) => (error as Error).name);
+        return {
+          count: first.count,
+          walked,
+          balance: limit.balance,
+          missing: missing instanceof LendingApiError ? [missing.status, missing.code] : String(missing),
+          timedOut,
+          node: [typeof (globalThis as Record<string, unknown>).process, typeof (globalThis as Record<string, unknown>).Buffer],
+        };
+      },
+      { org: demo.org, key: demo.key },
+    );
+
+    expect(errors).toEqual([]);
+    expect(result.count).toBeGreaterThan(10);
+    expect(result.walked).toHaveLength(result.count);
+    expect(new Set(result.walked).size).toBe(result.count);
+    expect(result).toMatchObject({ balance: 11750.5, missing: [404, 'not_found'], timedOut: 'TimeoutError', node: ['undefined', 'undefined'] });
+  }, 120_000);
+});

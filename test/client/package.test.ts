@@ -1,0 +1,152 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+
+interface Demo {
+  url: string;
+  org: string;
+  key: string;
+}
+
+// What an integrator does: `npm pack` the project, `npm install` the tarball
+// into a project of their own, import `lending-api/client` from plain
+// JavaScript (ESM and CommonJS) and from TypeScript, against a live server
+// started from the installed package's own bin.
+describe('the packed SDK, installed into another project', () => {
+  let scratch = '';
+  let consumer = '';
+  let server: ChildProcess | undefined;
+  let demo: Demo;
+
+  beforeAll(async () => {
+    scratch = await mkdtemp(path.join(tmpdir(), 'lending-api-consumer-'));
+    // `npm pack` runs `prepare`, which builds dist/ when it is stale.
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+
+    consumer = path.join(scratch, 'consumer');
+    await mkdir(consumer);
+    await writeFile(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    // Its dependencies are in the npm cache after `npm ci`; the network is only a fallback.
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(scratch, filename)], {
+      cwd: consumer,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+
+    server = spawn(path.join(consumer, 'node_modules/.bin/lending-api'), ['demo', '--serve', '--port', '0', '--json'], {
+      cwd: consumer,
+      env: { ...process.env, DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    demo = await new Promise<Demo>((resolve, reject) => {
+      let out = '';
+      let err = '';
+      server!.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /\{[\s\S]*"url"[\s\S]*\}/.exec(out);
+        if (match) resolve(JSON.parse(match[0]) as Demo);
+      });
+      server!.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      server!.once('exit', (code) => reject(new Error(`the installed lending-api exited (${code}):\n${out}\n${err}`)));
+    });
+  }, 600_000);
+
+  afterAll(async () => {
+    server?.kill('SIGTERM');
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  const env = () => ({ ...process.env, LENDING_API_URL: demo.url, LENDING_API_ORG: demo.org, LENDING_API_KEY: demo.key });
+
+  it('ships compiled JavaScript and types only, and the SDK imports nothing but its own files', async () => {
+    const installed = path.join(consumer, 'node_modules/lending-api');
+    const entries = await readdir(installed);
+    expect(entries.sort()).toEqual(['README.md', 'bin', 'dist', 'openapi.json', 'package.json']);
+    for (const dir of ['dist/client', 'dist/client-cjs']) {
+      for (const file of (await readdir(path.join(installed, dir))).filter((name) => name.endsWith('.js'))) {
+        const source = await readFile(path.join(installed, dir, file), 'utf8');
+        const specifiers = [...source.matchAll(/(?:from\s+|require\()\s*['"]([^'"]+)['"]/g)].map((match) => match[1]);
+        expect(specifiers.filter((specifier) => !specifier?.startsWith('./')), `${dir}/${file}`).toEqual([]);
+      }
+    }
+  });
+
+  it('works from plain JavaScript as an ES module', async () => {
+    await writeFile(
+      path.join(consumer, 'esm.mjs'),
+      `import { LendingApiError, LendingClient, ResourceClient } from 'lending-api/client';
+const { LENDING_API_URL: baseUrl, LENDING_API_ORG: organizationId, LENDING_API_KEY: apiKey } = process.env;
+const client = new LendingClient({ baseUrl, organizationId, apiKey });
+const page = await client.paymentMethods.list({ currency: 'usd' });
+const uids = [];
+for await (const method of client.paymentMethods.listAll({ currency: 'usd' })) uids.push(method.uid);
+const limits = new ResourceClient({ baseUrl, organizationId, apiKey }, 'limits');
+const limit = await limits.retrieve('cl_demo_03_usd');
+const missing = await client.creditLimits.retrieve('cl_missing').catch((error) => error);
+console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new Set(uids).size, balance: limit.balance,
+  missing: [missing instanceof LendingApiError, missing.code] }));
+`,
+    );
+    const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: consumer, env: env() });
+    const result = JSON.parse(stdout) as { count: number; walked: number; unique: number };
+    expect(result.count).toBeGreaterThan(10);
+    expect(result).toEqual({ count: result.count, walked: result.count, unique: result.count, balance: 11750.5, missing: [true, 'not_found'] });
+  }, 120_000);
+
+  it('works from CommonJS through require', async () => {
+    await writeFile(
+      path.join(consumer, 'cjs.cjs'),
+      `const { LendingClient } = require('lending-api/client');
+const { LENDING_API_URL: baseUrl, LENDING_API_ORG: organizationId, LENDING_API_KEY: apiKey } = process.env;
+new LendingClient({ baseUrl, organizationId, apiKey }).creditLimits.list({ entity: 'ent_demo_03' })
+  .then((page) => console.log(JSON.stringify(page.items.map((limit) => limit.uid).sort())));
+`,
+    );
+    const { stdout } = await run(process.execPath, ['cjs.cjs'], { cwd: consumer, env: env() });
+    expect(JSON.parse(stdout)).toContain('cl_demo_03_usd');
+  }, 120_000);
+
+  it('type-checks a TypeScript consumer against the shipped .d.ts files, which then runs', async () => {
+    await writeFile(
+      path.join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, lib: ['ES2023', 'DOM'], types: [], outDir: 'out' },
+        files: ['typed.ts'],
+      }),
+    );
+    await writeFile(
+      path.join(consumer, 'typed.ts'),
+      `import { LendingApiError, LendingClient, type CreditLimit, type PaymentMethodListParams, type RetryEvent } from 'lending-api/client';
+const retries: RetryEvent[] = [];
+const client = new LendingClient({ baseUrl: ${JSON.stringify(demo.url)}, organizationId: ${JSON.stringify(demo.org)}, apiKey: ${JSON.stringify(demo.key)},
+  timeoutMs: 60_000, onRetry: (event) => retries.push(event) });
+const params: PaymentMethodListParams = { entity: 'ent_demo_03', order_by: '-updated_at' };
+// Never called: the shipped types must refuse it (credit limits have no currency filter).
+export const refused = () =>
+  // @ts-expect-error currency is not a parameter of creditLimits.list
+  client.creditLimits.list({ currency: 'USD' });
+const limits: CreditLimit[] = [];
+for await (const limit of client.creditLimits.listAll({ entity: 'ent_demo_03' }, { signal: new AbortController().signal })) limits.push(limit);
+const page = await client.paymentMethods.list(params);
+const error: unknown = await client.paymentMethods.retrieve('pm_missing').catch((caught: unknown) => caught);
+const code = error instanceof LendingApiError ? error.code : 'not a LendingApiError';
+console.log(JSON.stringify({ limits: limits.map((limit) => limit.uid).sort(), methods: page.items.every((method) => method.entity === 'ent_demo_03'), code, retries: retries.length }));
+`,
+    );
+    await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: consumer }).catch((error: { stdout: string }) => {
+      throw new Error(`tsc failed:\n${error.stdout}`);
+    });
+    const { stdout } = await run(process.execPath, ['out/typed.js'], { cwd: consumer });
+    const result = JSON.parse(stdout) as { limits: string[] };
+    expect(result.limits).toContain('cl_demo_03_usd');
+    expect(result).toMatchObject({ methods: true, code: 'not_found', retries: 0 });
+  }, 120_000);
+});
