@@ -4,6 +4,7 @@ import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { StoreUnavailableError, type QueryOptions, type Store, type Transaction } from './store.js';
 import { StatementNames } from './statement-names.js';
+import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -127,11 +128,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-// SQLSTATE class 08 (connection exception), 57P01–57P03 (the server is
-// shutting down or starting up) and 57014 (cancelled by statement_timeout:
-// the database did not answer in time, so the client should retry later).
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|57014)$/;
-
 /**
  * The server answering with an error is a query problem; anything else the
  * driver throws (refused, reset, connect timeout, connection terminated) means
@@ -140,7 +136,7 @@ const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|57014)$/;
 function classifyError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
   if (error instanceof pg.DatabaseError) {
-    return error.code !== undefined && UNAVAILABLE_SQLSTATE.test(error.code) ? new StoreUnavailableError(error) : error;
+    return isUnavailableSqlstate(error.code) ? new StoreUnavailableError(error) : error;
   }
   if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return error;
   return new StoreUnavailableError(error);
