@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
@@ -8,6 +8,9 @@ import { httpMetrics } from './metrics/http-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
+import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
+import { closeIfBodyPending } from './http/unread-body.js';
+import { rejectAmbiguousAuthorization } from './auth/basic-auth-hook.js';
 import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
@@ -40,6 +43,8 @@ export interface AppOptions {
    * DEFAULT_LIST_CACHE.
    */
   listCache?: ListCacheOptions | false;
+  /** Told of every route the app registers (tests enumerate them). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /**
@@ -59,8 +64,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 16 * 1024,
   });
 
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    rejectAmbiguousAuthorization(request);
+    if (request.is404) {
+      // Answered before any body is read: a slow body cannot hold the socket.
+      closeIfBodyPending(request, reply);
+      throw notFound(request);
+    }
   });
 
   app.setErrorHandler(async (error, request, reply) => {
@@ -69,9 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(request, reply, apiError);
   });
 
-  app.setNotFoundHandler(async (request, reply) =>
-    sendProblem(request, reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler(async (request, reply) => sendProblem(request, reply, notFound(request)));
 
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
@@ -85,5 +97,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authCache: options.authCache && createAuthCache(options.authCache),
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
   });
+  registerMethodNotAllowed();
   return app;
+}
+
+function notFound(request: FastifyRequest): ApiError {
+  return new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
 }
