@@ -1,7 +1,6 @@
 import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
-import { closeIfBodyPending } from './unread-body.js';
 
 // Every method Node's parser accepts, except CONNECT (a tunnel request, never routed).
 const ROUTABLE_METHODS = METHODS.filter((method) => method !== 'CONNECT');
@@ -16,7 +15,8 @@ function routeKey(url: string): string {
  * `Allow` header. Call before any route is registered; it collects every
  * route (health, API reference, collections, whatever is added later) and
  * returns the function that registers the 405s once all routes exist.
- * The 405 is answered in `onRequest`, before any body is read.
+ * The 405 is answered in `onRequest`, before any body is read (and the app
+ * closes a connection whose body was left unread).
  */
 export function methodNotAllowedForEveryRoute(app: FastifyInstance): () => void {
   for (const method of ROUTABLE_METHODS) {
@@ -40,8 +40,7 @@ export function methodNotAllowedForEveryRoute(app: FastifyInstance): () => void 
       app.route({
         method: others,
         url,
-        onRequest: async (request: FastifyRequest, reply) => {
-          closeIfBodyPending(request, reply);
+        onRequest: async (request: FastifyRequest) => {
           throw new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow}`, { headers: { allow } });
         },
         handler: async () => undefined,
