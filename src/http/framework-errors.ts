@@ -53,5 +53,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
     connection: 'close',
   };
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n${head}\r\n${body}`);
+  // A HEAD answer has no body, even when it is a rejection.
+  const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n${head}\r\n${isHead ? '' : body}`);
 }
