@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
@@ -8,6 +8,10 @@ import { httpMetrics } from './metrics/http-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
+import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
+import { OutageLog } from './http/outage-log.js';
+import { closeIfBodyPending } from './http/unread-body.js';
+import { rejectAmbiguousAuthorization } from './auth/basic-auth-hook.js';
 import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
@@ -16,6 +20,8 @@ import { DEFAULT_LIST_CACHE, ListCache, type ListCacheOptions } from './listing/
 import type { ResourceDefinition } from './listing/resource-definition.js';
 import { RESOURCES } from './resources/index.js';
 import type { Store } from './store/store.js';
+import { runWithDatabaseBudget } from './store/database-budget.js';
+import type { HttpLimits } from './config.js';
 
 export interface AppOptions {
   store: Store;
@@ -40,6 +46,14 @@ export interface AppOptions {
    * DEFAULT_LIST_CACHE.
    */
   listCache?: ListCacheOptions | false;
+  /** Slow-client timeouts and the connection cap (they matter once the app listens); Node's defaults when absent. */
+  http?: HttpLimits;
+  /** PostgreSQL: database time one request may use in total before it gets 503; none when absent or 0. */
+  databaseRequestBudgetMs?: number;
+  /** During a database outage, how often a summary line counts the 503s (default 5 s). */
+  outageSummaryMs?: number;
+  /** Told of every route the app registers (tests enumerate them). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /**
@@ -57,21 +71,40 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 255 },
     bodyLimit: 16 * 1024,
+    ...(options.http ? httpServerOptions(options.http) : {}),
   });
+  if (options.http) {
+    app.server.headersTimeout = options.http.headersTimeoutMs;
+    if (options.http.maxConnections > 0) app.server.maxConnections = options.http.maxConnections;
+  }
+
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  const budgetMs = options.databaseRequestBudgetMs ?? 0;
+  if (budgetMs > 0) {
+    // Callback style on purpose: the rest of the request (hooks, handler) runs inside the budget's context.
+    app.addHook('onRequest', (_request, _reply, done) => runWithDatabaseBudget(budgetMs, done));
+  }
+  const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // No route reads a body: a request still sending one is answered (404, 405, or
+    // whatever its route says) without waiting for it, and its connection closed.
+    closeIfBodyPending(request, reply);
+    rejectAmbiguousAuthorization(request);
+    if (request.is404) throw notFound(request);
   });
 
+  const outageLog = new OutageLog(app.log, options.outageSummaryMs);
+  app.addHook('onClose', async () => outageLog.close());
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
+    if (apiError.code === 'service_unavailable') outageLog.failure(error, request.id);
+    else if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
     return sendProblem(request, reply, apiError);
   });
 
-  app.setNotFoundHandler(async (request, reply) =>
-    sendProblem(request, reply, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler(async (request, reply) => sendProblem(request, reply, notFound(request)));
 
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
@@ -85,5 +118,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authCache: options.authCache && createAuthCache(options.authCache),
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
   });
+  registerMethodNotAllowed();
   return app;
+}
+
+/** Fastify's server options for the slow-client limits. */
+function httpServerOptions(limits: HttpLimits): { requestTimeout: number; keepAliveTimeout: number; http: { connectionsCheckingInterval: number } } {
+  return {
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node checks the header and request timers this often (30 s by default,
+    // which would let a slow client overstay a short timeout by that much).
+    http: { connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10))) },
+  };
+}
+
+function notFound(request: FastifyRequest): ApiError {
+  return new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
 }

@@ -36,6 +36,18 @@ export interface Config {
   readonly authCacheTtlMs: number;
   /** How many lists' counts and page anchors to remember per process (0: none). */
   readonly listCacheEntries: number;
+  /** Slow clients: how long the request line and headers, the whole request, and an idle keep-alive connection may take; open connections per process. */
+  readonly http: HttpLimits;
+  /** PostgreSQL: how long one request may spend on the database in total before it gets 503 (0: no budget). */
+  readonly databaseRequestBudgetMs: number;
+}
+
+export interface HttpLimits {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  /** 0 = no cap. */
+  readonly maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +98,22 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
     authCacheTtlMs: integer('AUTH_CACHE_TTL_MS', read('AUTH_CACHE_TTL_MS'), 5000, 0, 60_000),
     listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
+    http: httpLimits(read),
+    databaseRequestBudgetMs: integer('DATABASE_REQUEST_BUDGET_MS', read('DATABASE_REQUEST_BUDGET_MS'), 2000, 0, 600_000),
+  };
+}
+
+function httpLimits(read: (name: string) => string | undefined): HttpLimits {
+  const headersTimeoutMs = integer('HTTP_HEADERS_TIMEOUT_MS', read('HTTP_HEADERS_TIMEOUT_MS'), 10_000, 100, 600_000);
+  const requestTimeoutMs = integer('HTTP_REQUEST_TIMEOUT_MS', read('HTTP_REQUEST_TIMEOUT_MS'), 30_000, 100, 3_600_000);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got '${requestTimeoutMs}'`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', read('HTTP_KEEP_ALIVE_TIMEOUT_MS'), 72_000, 1, 3_600_000),
+    maxConnections: integer('HTTP_MAX_CONNECTIONS', read('HTTP_MAX_CONNECTIONS'), 10_000, 0, 1_000_000),
   };
 }
 

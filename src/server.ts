@@ -79,6 +79,8 @@ export async function startServer(config: Config, store?: Store, logDestination?
       },
       authCache: { ttlMs: config.authCacheTtlMs },
       listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },
+      http: config.http,
+      databaseRequestBudgetMs: config.databaseRequestBudgetMs,
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;

@@ -27,8 +27,14 @@ describe('loadConfig', () => {
       databasePoolWaitMs: 5000,
       authCacheTtlMs: 5000,
       listCacheEntries: 10_000,
+      databaseRequestBudgetMs: 2000,
+      http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
     });
     expect(loadConfig({ LIST_CACHE_ENTRIES: '0' }).listCacheEntries).toBe(0);
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_MAX_CONNECTIONS: '0', DATABASE_REQUEST_BUDGET_MS: '0' })).toMatchObject({
+      http: { headersTimeoutMs: 500, requestTimeoutMs: 800, maxConnections: 0 },
+      databaseRequestBudgetMs: 0,
+    });
   });
 
   it.each([
@@ -47,6 +53,11 @@ describe('loadConfig', () => {
     ['LIST_CACHE_ENTRIES', '-5'],
     ['DATABASE_URL', 'mysql://x'],
     ['PUBLIC_URL', 'not a url'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '5000'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', 'long'],
+    ['HTTP_MAX_CONNECTIONS', '-1'],
+    ['DATABASE_REQUEST_BUDGET_MS', '2s'],
   ])('rejects %s=%s with a message naming the variable', (variable, value) => {
     let thrown: unknown;
     try {

@@ -21,6 +21,18 @@ export function unauthorized(): ApiError {
   );
 }
 
+/**
+ * Node keeps the first of two `Authorization` headers, a proxy in front may
+ * act on the last: a request with more than one is refused (400) so the two
+ * can never disagree about who is asking.
+ */
+export function rejectAmbiguousAuthorization(request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'authorization') count++;
+  if (count > 1) throw new ApiError('bad_request', `send one Authorization header; this request has ${count}`);
+}
+
 /** Fastify hook: rejects the request with 401 unless it carries valid credentials. */
 export function basicAuthHook(db: Queryable, cache?: AuthCache) {
   return async function requireBasicAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {

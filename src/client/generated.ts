@@ -234,6 +234,7 @@ export interface Problem {
     | 'page_out_of_range'
     | 'method_not_allowed'
     | 'not_acceptable'
+    | 'request_timeout'
     | 'payload_too_large'
     | 'bad_request'
     | 'rate_limited'

@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   page_out_of_range: { status: 404, title: 'Page out of range' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   not_acceptable: { status: 406, title: 'Not acceptable' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   bad_request: { status: 400, title: 'Bad request' },
   rate_limited: { status: 429, title: 'Too many requests' },

@@ -3,7 +3,6 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { lendingApiDocument } from '../openapi/lending-api-document.js';
-import { methodNotAllowed, OTHER_METHODS } from './resource-routes.js';
 
 export interface ApiReferenceRoutesOptions {
   resources: readonly ResourceDefinition[];
@@ -29,7 +28,6 @@ export async function apiReferenceRoutes(app: FastifyInstance, options: ApiRefer
   const body = JSON.stringify(document);
 
   app.get(OPENAPI_PATH, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
-  for (const url of [OPENAPI_PATH, DOCS_PATH]) app.route({ method: [...OTHER_METHODS], url, handler: methodNotAllowed });
 
   await app.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
   await app.register(fastifySwaggerUi, {

@@ -1,28 +1,59 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { problemDocument, PROBLEM_CONTENT_TYPE, sendProblem, toApiError } from './problem.js';
+import { JSON_SECURITY_HEADERS } from './security-headers.js';
 
 /** Fastify's own rejections (a malformed percent-encoding in the path) as problem+json too. */
 export function frameworkErrorHandler(error: Error, request: FastifyRequest, reply: FastifyReply): void {
   // The request's hooks never ran: set what they would have.
   reply.header('x-request-id', request.id);
-  reply.header('x-content-type-options', 'nosniff');
+  reply.headers(JSON_SECURITY_HEADERS);
   void sendProblem(request, reply, toApiError(error));
 }
 
+/** What Node's parser (or its request timers) rejected, as the problem the client gets. */
+function parseRejection(error: NodeJS.ErrnoException): ApiError {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError('request_timeout', 'the request (headers and body) did not arrive within the time allowed; send it again');
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError('bad_request', 'the request line or headers are too large');
+    case 'HPE_INVALID_METHOD':
+      return new ApiError('bad_request', 'the request method is not an HTTP method this server knows');
+    default:
+      return new ApiError('bad_request', 'the request could not be parsed as HTTP');
+  }
+}
+
 /**
- * Requests Node cannot even parse (oversized headers, broken framing) never
- * reach Fastify: answer them on the socket, still as problem+json.
+ * Requests Node cannot even parse (oversized headers, unknown methods, broken
+ * framing) or that did not arrive in time never reach Fastify: answer them on
+ * the socket, as problem+json with a request id (also logged) and the same
+ * security headers as every other answer — when an answer is still possible,
+ * i.e. nothing of a response was written yet.
  */
-export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const detail = error.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are too large' : 'the request could not be parsed as HTTP';
-  const body = JSON.stringify(problemDocument(new ApiError('bad_request', detail), 'none'));
-  socket.end(
-    `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  const requestId = randomUUID();
+  const problem = parseRejection(error);
+  this.log.info({ request_id: requestId, status: problem.status, parse_error: error.code ?? error.name }, 'request rejected while parsing');
+  const body = JSON.stringify(problemDocument(problem, requestId));
+  const headers = {
+    'content-type': PROBLEM_CONTENT_TYPE,
+    'content-length': String(Buffer.byteLength(body)),
+    'x-request-id': requestId,
+    ...JSON_SECURITY_HEADERS,
+    connection: 'close',
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  // A HEAD answer has no body, even when it is a rejection.
+  const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n${head}\r\n${isHead ? '' : body}`);
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import type { ListCache } from '../listing/list-cache.js';
@@ -9,7 +9,6 @@ import { buildCursorLinks, buildPageLinks } from '../listing/page-links.js';
 import { parseListQuery } from '../listing/query-parser.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { Store } from '../store/store.js';
-import { ApiError } from '../domain/errors.js';
 import { publicBaseUrl } from './public-url.js';
 import { authenticateWithLimits } from './rate-limits.js';
 
@@ -21,20 +20,14 @@ export interface ResourceRoutesOptions {
   listCache?: ListCache | undefined;
 }
 
-export const ALLOWED_METHODS = 'GET, HEAD';
-export const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-
-/** `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind Basic auth. */
+/**
+ * `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind
+ * Basic auth. Other methods get 405 from methodNotAllowedForEveryRoute, with
+ * no credentials needed: it tells nothing about any organization.
+ */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
   const { store, resources, publicUrl, authCache, listCache } = options;
   const cursorSecret = new CursorSecret(store);
-
-  // 405 needs no credentials: it tells nothing about any organization.
-  for (const resource of resources) {
-    for (const url of collectionPaths(resource)) {
-      app.route({ method: [...OTHER_METHODS], url, handler: methodNotAllowed });
-    }
-  }
 
   await app.register(async (authenticated) => {
     authenticateWithLimits(authenticated, basicAuthHook(store, authCache));
@@ -64,16 +57,6 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
         return retrieveRecord(store, resource, auth.orgId, request.params.uid);
       });
     }
-  });
-}
-
-function collectionPaths(resource: ResourceDefinition): string[] {
-  return [`/api/${resource.path}/`, `/api/${resource.path}/:uid/`];
-}
-
-export async function methodNotAllowed(request: FastifyRequest, _reply: FastifyReply): Promise<never> {
-  throw new ApiError('method_not_allowed', `${request.method} is not allowed here; use GET`, {
-    headers: { allow: ALLOWED_METHODS },
   });
 }
 

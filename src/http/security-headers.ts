@@ -5,13 +5,21 @@ import fp from 'fastify-plugin';
 // set their own policy.
 const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 
+/** What every answer carries, whatever produced it (a route, a hook, or the socket-level parser rejection). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+/** The headers of a JSON (or problem+json) answer. */
+export const JSON_SECURITY_HEADERS: Readonly<Record<string, string>> = { ...SECURITY_HEADERS, 'content-security-policy': JSON_CSP };
+
 /** Headers that keep browsers from sniffing, framing or leaking anything the API sends. */
 export const securityHeaders = fp(
   async (app: FastifyInstance) => {
     app.addHook('onSend', async (_request, reply, payload) => {
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('x-frame-options', 'DENY');
-      reply.header('referrer-policy', 'no-referrer');
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
       const type = String(reply.getHeader('content-type') ?? '');
       if (!reply.hasHeader('content-security-policy') && !type.startsWith('text/html')) {
         reply.header('content-security-policy', JSON_CSP);

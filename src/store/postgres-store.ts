@@ -1,9 +1,12 @@
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { StoreUnavailableError, type QueryOptions, type Store, type Transaction } from './store.js';
 import { StatementNames } from './statement-names.js';
+import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
+import { DatabaseBudgetExceededError, remainingDatabaseBudget } from './database-budget.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -53,12 +56,51 @@ export class PostgresStore implements Store {
   }
 
   async query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
+    const name = options.prepare ? this.statements.nameOf(sql) : undefined;
+    const config = { text: sql, values: params as unknown[], ...(name ? { name } : {}) };
+    const budgetMs = remainingDatabaseBudget();
+    if (budgetMs !== undefined) return (await this.queryWithin(budgetMs, config)) as Row[];
     try {
-      const name = options.prepare ? this.statements.nameOf(sql) : undefined;
-      const result = await this.pool.query({ text: sql, values: params as unknown[], ...(name ? { name } : {}) });
-      return result.rows as Row[];
+      return (await this.pool.query(config)).rows as Row[];
     } catch (error) {
       throw classifyError(error);
+    }
+  }
+
+  /**
+   * A query of a request with `budgetMs` of database time left: waiting for
+   * a connection and running the query must both fit, or the request gets
+   * 503. A connection whose query outlived the budget may be stuck on a
+   * frozen server, so it is closed and dropped from the pool, never reused.
+   */
+  private async queryWithin(budgetMs: number, config: pg.QueryConfig): Promise<unknown[]> {
+    const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
+    if (budgetMs <= 0) throw exceeded();
+    const started = performance.now();
+    const client = await withinTime(this.pool.connect(), budgetMs, (late) => late.then((lateClient) => lateClient.release(), () => {})).catch(
+      (error: unknown) => {
+        throw error === TIMED_OUT ? exceeded() : classifyError(error);
+      },
+    );
+    const left = budgetMs - (performance.now() - started);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
+      void client.end().catch(() => {});
+    }, Math.max(1, left));
+    const ignoreLateErrors = () => {};
+    client.on('error', ignoreLateErrors);
+    try {
+      const result = await client.query(config);
+      client.release();
+      return result.rows;
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+      throw timedOut ? exceeded() : classifyError(error);
+    } finally {
+      clearTimeout(timer);
+      client.off('error', ignoreLateErrors);
     }
   }
 
@@ -117,6 +159,24 @@ export class PostgresStore implements Store {
   }
 }
 
+const TIMED_OUT = Symbol('timed out');
+
+/** `promise`, or a rejection with TIMED_OUT after `ms`; `onLate` gets the promise when it lost. */
+async function withinTime<T>(promise: Promise<T>, ms: number, onLate: (late: Promise<T>) => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onLate(promise);
+      reject(TIMED_OUT);
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
@@ -127,11 +187,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-// SQLSTATE class 08 (connection exception), 57P01–57P03 (the server is
-// shutting down or starting up) and 57014 (cancelled by statement_timeout:
-// the database did not answer in time, so the client should retry later).
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|57014)$/;
-
 /**
  * The server answering with an error is a query problem; anything else the
  * driver throws (refused, reset, connect timeout, connection terminated) means
@@ -140,7 +195,7 @@ const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|57014)$/;
 function classifyError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
   if (error instanceof pg.DatabaseError) {
-    return error.code !== undefined && UNAVAILABLE_SQLSTATE.test(error.code) ? new StoreUnavailableError(error) : error;
+    return isUnavailableSqlstate(error.code) ? new StoreUnavailableError(error) : error;
   }
   if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return error;
   return new StoreUnavailableError(error);

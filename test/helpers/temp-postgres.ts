@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,8 @@ export interface TempPostgres {
   readonly url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Sends `signal` to the server and every process it forked (SIGSTOP freezes the database, SIGCONT thaws it). */
+  signal(signal: NodeJS.Signals): Promise<void>;
   /** Stops the server and deletes its directory. */
   destroy(): Promise<void>;
 }
@@ -36,7 +38,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function createTempPostgres(binDir: string): Promise<TempPostgres> {
+export interface TempPostgresOptions {
+  /** Extra server settings passed as `-c name=value` (they win over the defaults), e.g. `{ max_connections: 4 }`. */
+  settings?: Record<string, string | number>;
+}
+
+export async function createTempPostgres(binDir: string, tempOptions: TempPostgresOptions = {}): Promise<TempPostgres> {
   const dir = await mkdtemp(path.join(tmpdir(), 'lending-api-pg-'));
   const dataDir = path.join(dir, 'data');
   // initdb refuses to run as root: run the server binaries as the postgres user.
@@ -51,7 +58,8 @@ export async function createTempPostgres(binDir: string): Promise<TempPostgres> 
 
   await pg('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
   const port = await freePort();
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c max_connections=50`;
+  const extra = Object.entries(tempOptions.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join('');
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c max_connections=50${extra}`;
   const start = async () => {
     await pg('pg_ctl', ['-D', dataDir, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '30', 'start']);
   };
@@ -64,6 +72,11 @@ export async function createTempPostgres(binDir: string): Promise<TempPostgres> 
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    signal: async (signal) => {
+      const postmaster = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+      for (const pid of [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)]) process.kill(pid, signal);
+    },
     destroy: async () => {
       if (destroyed) return;
       destroyed = true;

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { insertCreditLimits, insertPaymentMethods, paymentMethod, creditLimit } from '../helpers/records.js';
+import { answerOf, expectIdAndSecurityHeaders, expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 
@@ -77,6 +79,12 @@ const path = fc.oneof(
   fc.constantFrom('/api/methods/%', '/api/methods/%E0%A4%A/', '/api/%00/', '//api//methods//', '/api/methods/..%2f..%2f', `/api/methods/${'a'.repeat(5000)}/`),
 );
 
+// Mostly GET, the API's one method; the others must all be refused the same way (405, 404).
+const method = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('GET') },
+  { weight: 4, arbitrary: fc.constantFrom('HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'LOCK', 'M-SEARCH', 'QUERY') },
+);
+
 describeEachStore('hostile input', (store) => {
   let app: FastifyInstance;
   let attacker: Tenant;
@@ -137,7 +145,7 @@ describeEachStore('hostile input', (store) => {
     );
 
     await fc.assert(
-      fc.asyncProperty(path, query, authorization, headers, async (url, qs, auth, extra) => {
+      fc.asyncProperty(method, path, query, authorization, headers, async (verb, url, qs, auth, extra) => {
         const headerValues: Record<string, string> = {};
         for (const [name, value] of Object.entries(extra)) {
           // Headers cannot carry control characters on the wire (Node refuses them).
@@ -146,13 +154,18 @@ describeEachStore('hostile input', (store) => {
         if (auth !== undefined) headerValues.authorization = auth === 'attacker' ? attacker.authorization : auth.replace(/[^\u0020-\u00ff]/g, '?');
         // light-my-request cannot express a few paths (e.g. `/\\/`) at all; those are left out.
         fc.pre(URL.canParse(url, 'http://localhost'));
-        const response = await app.inject({ method: 'GET', url: qs ? `${url}?${qs}` : url, headers: headerValues });
+        const response = await app.inject({ method: verb as 'GET', url: qs ? `${url}?${qs}` : url, headers: headerValues, ...(verb === 'POST' ? { payload: '{}' } : {}) });
 
-        expect(response.statusCode, `${url}?${qs}: ${response.body}`).toBeLessThan(500);
+        expect(response.statusCode, `${verb} ${url}?${qs}: ${response.body}`).toBeLessThan(500);
+        expectIdAndSecurityHeaders(answerOf(response));
+        if (verb === 'HEAD') {
+          expect(response.body).toBe('');
+          return;
+        }
         expect(response.body).not.toContain(VICTIM_TIME);
         if (!`${url}?${qs}${JSON.stringify(headerValues)}`.includes(VICTIM)) expect(response.body).not.toContain(VICTIM);
         if (response.statusCode >= 400) {
-          expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expectProblemWithIdAndHeaders(answerOf(response), response.statusCode);
           const problem = response.json<{ status: number; code: string; type: string }>();
           expect(problem.status).toBe(response.statusCode);
           expect(problem.code).toMatch(/^[a-z_]+$/);
@@ -163,7 +176,41 @@ describeEachStore('hostile input', (store) => {
           for (const record of body.items ?? [body]) expect(attackerUids).toContain(record.uid);
         }
       }),
-      { numRuns: Number(process.env.HOSTILE_RUNS ?? 400) },
+      { numRuns: Number(process.env.HOSTILE_RUNS ?? 1600) },
     );
+  });
+  it('answers requests sent raw on a socket (methods Node does not know, raw spaces, control bytes, duplicate and huge headers) the same way', async () => {
+    const listening = await buildApp({ store: store(), rateLimit: { perMinute: 0, authFailuresPerMinute: 0 } });
+    await listening.listen({ port: 0, host: '127.0.0.1' });
+    const port = (listening.server.address() as { port: number }).port;
+    const noLineBreaks = (value: string) => value.replace(/[\r\n]/g, '');
+    const rawMethod = fc.oneof(method, fc.constantFrom('FOO', 'get', 'G ET', '', 'CONNECT', 'GET\u0000', 'BREW'));
+    const rawPath = fc.oneof(path, fc.string({ unit: 'binary-ascii', maxLength: 60 }).map((value) => `/api/methods/${value}`), fc.constant(`/${'x'.repeat(20_000)}`));
+    const rawHeaders = fc.array(
+      fc.oneof(
+        fc.constant(['Authorization', attacker.authorization]),
+        fc.tuple(fc.constantFrom('Authorization', 'X-Request-Id', 'Host', 'Content-Length', 'Transfer-Encoding', 'Accept'), text),
+        fc.tuple(fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 20 }), text),
+      ),
+      { maxLength: 5 },
+    );
+    try {
+      await fc.assert(
+        fc.asyncProperty(rawMethod, rawPath, query, rawHeaders, async (verb, url, qs, headerPairs) => {
+          const head = [`${noLineBreaks(verb)} ${noLineBreaks(qs ? `${url}?${qs}` : url)} HTTP/1.1`, 'Host: api.example.com', 'Connection: close'];
+          for (const [name, value] of headerPairs) head.push(`${noLineBreaks(name)}: ${noLineBreaks(value)}`);
+          const response = await rawRequest(port, Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), 15_000);
+          if (response.raw === '') return; // CONNECT and the like: closed without an answer, never a 5xx
+          expect(response.status, `${head.join(' | ').slice(0, 300)}: ${response.raw.slice(0, 300)}`).toBeLessThan(500);
+          expectIdAndSecurityHeaders(response);
+          if (verb === 'HEAD') expect(response.body).toBe('');
+          else if (response.status >= 400) expectProblemWithIdAndHeaders(response, response.status);
+          expect(response.body).not.toContain(VICTIM_TIME);
+        }),
+        { numRuns: Number(process.env.HOSTILE_RAW_RUNS ?? 400) },
+      );
+    } finally {
+      await listening.close();
+    }
   });
 });

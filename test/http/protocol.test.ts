@@ -1,4 +1,7 @@
+import { METHODS } from 'node:http';
+import type { RouteOptions } from 'fastify';
 import { beforeAll, expect, it } from 'vitest';
+import { answerOf, expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
 import { json, useApp, type Page } from '../helpers/app.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -75,6 +78,40 @@ describeEachStore('HTTP protocol details', (store) => {
     const response = await app().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, host: 'evil.example/path?' } });
     expect(response.statusCode).toBe(400);
     expect(json(response)).toMatchObject({ code: 'bad_request' });
+  });
+});
+
+describeEachStore('405 with Allow on every route the app registers', (store) => {
+  const routes: RouteOptions[] = [];
+  const app = useApp(store, { onRoute: (route) => void routes.push(route) });
+
+  /** A concrete URL for a route pattern: parameters and wildcards filled in. */
+  const concrete = (url: string) => url.replace(/:\w+/g, 'x1').replace(/\*/g, 'index.html');
+
+  it('answers every method a route does not serve with 405, an Allow header listing what it serves, as problem+json', async () => {
+    // Only the app's own routes, not the 405s the mechanism adds (their handlers are told apart by the methods: they never include GET).
+    const served = new Map<string, Set<string>>();
+    for (const route of routes) {
+      const methods = [route.method].flat();
+      if (!methods.includes('GET')) continue;
+      const url = concrete(route.url);
+      served.set(url, new Set([...(served.get(url) ?? []), ...methods, 'HEAD']));
+    }
+    // What the issue reported, and the SPEC's paths, must be among them.
+    for (const url of ['/healthz', '/readyz', '/api/openapi.json', '/docs', '/api/methods/', '/api/limits/', '/api/methods/x1/', '/api/limits/x1/']) {
+      expect([...served.keys()]).toContain(url);
+    }
+    const others = METHODS.filter((method) => method !== 'CONNECT' && method !== 'GET' && method !== 'HEAD');
+    expect(others).toEqual(expect.arrayContaining(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'LOCK']));
+    for (const [url, methods] of served) {
+      for (const method of others.filter((other) => !methods.has(other))) {
+        const response = await app().inject({ method: method as 'POST', url, payload: method === 'POST' ? '{}' : undefined });
+        expect(response.statusCode, `${method} ${url}`).toBe(405);
+        expect(response.headers.allow, `${method} ${url}`).toBe('GET, HEAD');
+        expectProblemWithIdAndHeaders(answerOf(response), 405);
+        expect(json(response)).toMatchObject({ code: 'method_not_allowed' });
+      }
+    }
   });
 });
 

@@ -50,7 +50,10 @@ describe.runIf(binDir)('when PostgreSQL goes away and comes back', () => {
     expect((await list()).statusCode).toBe(200);
 
     await pg.stop();
-    for (const response of [await list(), await list()]) {
+    const started = performance.now();
+    const stopped = [await list(), await list()];
+    console.log(`stopped PostgreSQL: two requests answered 503 in ${Math.round(performance.now() - started)} ms`);
+    for (const response of stopped) {
       expect(response.statusCode).toBe(503);
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(response.headers['retry-after']).toBe('1');
@@ -118,6 +121,54 @@ describe('when the database accepts connections but never answers', () => {
       await store.close();
       for (const socket of sockets) socket.destroy();
       silent.close();
+    }
+  });
+});
+
+// SIGSTOP on a PostgreSQL of this test's own: the server keeps its sockets open and answers nothing.
+describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
+  const BUDGET_MS = 1000;
+
+  it('answers 503 once the request’s database budget is spent, drops the stuck connections, and serves again after SIGCONT', async () => {
+    const pg = await createTempPostgres(binDir ?? '');
+    // Production timeouts: without the budget a frozen database holds a request for the 15 s statement timeout.
+    const store = new PostgresStore(pg.url, { poolSize: 2, connectionTimeoutMs: 800, queryTimeoutMs: 15_000 });
+    let frozen = false;
+    try {
+      await migrate(store);
+      const tenant = await createTenant(store);
+      await insertPaymentMethods(store, tenant.org.id, [paymentMethod()]);
+      const app = await buildApp({ store, databaseRequestBudgetMs: BUDGET_MS });
+      const list = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }), 8000);
+      expect((await list()).statusCode).toBe(200);
+      expect(store.pool.idleCount).toBeGreaterThan(0);
+
+      await pg.signal('SIGSTOP');
+      frozen = true;
+      const timings: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        const response = await list();
+        timings.push(Math.round(performance.now() - started));
+        expect(response.statusCode).toBe(503);
+        expect(response.headers['retry-after']).toBe('1');
+        expect(response.json()).toMatchObject({ code: 'service_unavailable' });
+      }
+      console.log(`frozen PostgreSQL: 503 after ${timings.join(', ')} ms (budget ${BUDGET_MS} ms)`);
+      // The budget, not the 15 s statement timeout, ends the wait (generous slack for a busy machine).
+      for (const ms of timings) expect(ms).toBeLessThan(BUDGET_MS + 3000);
+      // A connection that was stuck is closed, not handed to the next request.
+      expect(store.pool.idleCount).toBe(0);
+
+      await pg.signal('SIGCONT');
+      frozen = false;
+      const recovered = await list();
+      expect(recovered.statusCode).toBe(200);
+      await app.close();
+    } finally {
+      if (frozen) await pg.signal('SIGCONT');
+      await store.close();
+      await pg.destroy();
     }
   });
 });
