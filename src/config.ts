@@ -78,7 +78,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     trustProxy: trustProxy(read('TRUST_PROXY')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     redisUrl: redisUrl(read('REDIS_URL')),
-    redisTimeoutMs: integer('REDIS_TIMEOUT_MS', read('REDIS_TIMEOUT_MS'), 100, 1, 10_000),
+    redisTimeoutMs: integer('REDIS_TIMEOUT_MS', read('REDIS_TIMEOUT_MS'), 200, 1, 10_000),
     redisBreakerCooldownMs: integer('REDIS_BREAKER_COOLDOWN_MS', read('REDIS_BREAKER_COOLDOWN_MS'), 5000, 100, 600_000),
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), 'info', LOG_LEVELS),
     databasePoolSize: integer('DATABASE_POOL_SIZE', read('DATABASE_POOL_SIZE'), 10, 1, 1000),

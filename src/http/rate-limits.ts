@@ -20,7 +20,7 @@ export interface RateLimitOptions {
   redis?: Redis | undefined;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   redisPrefix?: string;
-  /** How long a request waits for Redis before it is counted in memory and the breaker opens (default 100). */
+  /** How long a request waits for Redis before it is counted in memory and the breaker opens (default 200). */
   redisTimeoutMs?: number;
   /** How long the breaker leaves Redis alone after a failure before probing it (default 5000). */
   redisCooldownMs?: number;
@@ -60,7 +60,7 @@ export const rateLimits = fp(
     if (options.redis) {
       const counters = new RedisCounters(options.redis, options.redisPrefix ?? DEFAULT_REDIS_PREFIX, WINDOW_MS);
       const breaker = new RedisBreaker({
-        timeoutMs: options.redisTimeoutMs ?? 100,
+        timeoutMs: options.redisTimeoutMs ?? 200,
         cooldownMs: options.redisCooldownMs ?? 5000,
         probe: () => counters.ping(),
         log: app.log,

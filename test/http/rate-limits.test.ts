@@ -124,7 +124,7 @@ describeEachStore('rate limits shared through Redis', (store) => {
   });
 
   it.runIf(redisUp)('shares one budget per key between two instances', async () => {
-    const options = { perMinute: 3, authFailuresPerMinute: 3, redis, redisPrefix: prefix };
+    const options = { perMinute: 3, authFailuresPerMinute: 3, redis, redisPrefix: prefix, redisTimeoutMs: 5000 };
     const one = await buildApp({ store: store(), rateLimit: options });
     const two = await buildApp({ store: store(), rateLimit: options });
     try {
@@ -141,7 +141,7 @@ describeEachStore('rate limits shared through Redis', (store) => {
   });
 
   it.runIf(redisUp)('shares failed-authentication counts between instances', async () => {
-    const options = { perMinute: 100, authFailuresPerMinute: 2, redis, redisPrefix: uniqueRedisPrefix() };
+    const options = { perMinute: 100, authFailuresPerMinute: 2, redis, redisPrefix: uniqueRedisPrefix(), redisTimeoutMs: 5000 };
     const one = await buildApp({ store: store(), rateLimit: options });
     const two = await buildApp({ store: store(), rateLimit: options });
     try {
