@@ -48,6 +48,10 @@ declare module 'fastify' {
  * `authenticateWithLimits` places them around the authentication hook of the
  * authenticated routes. See RequestLimiter for how they count, and
  * RedisBreaker for what happens when Redis fails or hangs.
+ *
+ * Hand-written rather than @fastify/rate-limit: its store counts one key per
+ * call (two Redis round trips for the throttle and the budget), and on a
+ * Redis error it can only skip the limit (fail open) or fail the request.
  */
 export const rateLimits = fp(
   async (app: FastifyInstance, options: RateLimitOptions) => {
