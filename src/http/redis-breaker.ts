@@ -48,7 +48,7 @@ export class RedisBreaker {
         finish(undefined);
       }, this.options.timeoutMs);
       this.waiting.add(release);
-      task().then(finish, (error: unknown) => {
+      Promise.resolve().then(task).then(finish, (error: unknown) => {
         this.trip(error instanceof Error ? error.message : String(error));
         finish(undefined);
       });
