@@ -7,7 +7,9 @@ import { isIPv4, isIPv6 } from 'node:net';
  * 2^64 fresh budgets). An IPv4-mapped IPv6 address (`::ffff:203.0.113.9`, a
  * dual-stack socket) counts as the IPv4 address.
  */
-export function throttleAddressOf(address: string): string {
+export function throttleAddressOf(address: string | undefined): string {
+  // Undefined once the socket is gone: such requests share one counter.
+  if (address === undefined) return 'unknown';
   const bare = address.split('%')[0] ?? address;
   if (isIPv4(bare)) return bare;
   if (!isIPv6(bare)) return address;
