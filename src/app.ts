@@ -4,6 +4,7 @@ import { AccessLogController } from './http/access-log.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
+import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
@@ -26,7 +27,8 @@ import type { HttpLimits } from './config.js';
 export interface AppOptions {
   store: Store;
   publicUrl?: string | undefined;
-  trustProxy?: boolean;
+  /** Which X-Forwarded-* hops to believe (`true`: the nearest one); none when absent. */
+  trustProxy?: TrustProxy | boolean;
   logger?: FastifyServerOptions['logger'];
   /** A ready pino logger (wins over `logger`), e.g. one writing to a test buffer. */
   loggerInstance?: FastifyBaseLogger;
@@ -66,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new AccessLogController(),
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: fastifyTrustProxy(options.trustProxy),
     genReqId: requestIdFor,
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 255 },
@@ -108,7 +110,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
-  await app.register(rateLimits, options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 });
+  await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
   await app.register(healthRoutes, { store: options.store });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
   await app.register(resourceRoutes, {

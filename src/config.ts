@@ -1,5 +1,6 @@
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -8,11 +9,15 @@ export interface Config {
   readonly host: string;
   /** Base for absolute links, without a trailing slash; else taken from each request. */
   readonly publicUrl: string | undefined;
-  /** Honour X-Forwarded-Proto/-Host/-For from a proxy in front. */
-  readonly trustProxy: boolean;
+  /** Which X-Forwarded-Proto/-Host/-For hops to believe: none, the nearest n, or those from these proxy addresses. */
+  readonly trustProxy: TrustProxy;
   /** Requests per minute per API key; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
   readonly redisUrl: string | undefined;
+  /** How long a request waits for Redis before its limits are counted in memory (and the breaker opens). */
+  readonly redisTimeoutMs: number;
+  /** After a Redis failure, how long limits are counted in memory before Redis is tried again. */
+  readonly redisBreakerCooldownMs: number;
   readonly logLevel: string;
   readonly databasePoolSize: number;
   /** How long a process waits for another to release an embedded store. */
@@ -82,9 +87,11 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     port: integer('PORT', read('PORT'), 3000, 0, 65535),
     host: read('HOST') ?? '127.0.0.1',
     publicUrl: publicUrl(read('PUBLIC_URL')),
-    trustProxy: boolean('TRUST_PROXY', read('TRUST_PROXY'), false),
+    trustProxy: trustProxy(read('TRUST_PROXY')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     redisUrl: redisUrl(read('REDIS_URL')),
+    redisTimeoutMs: integer('REDIS_TIMEOUT_MS', read('REDIS_TIMEOUT_MS'), 200, 1, 10_000),
+    redisBreakerCooldownMs: integer('REDIS_BREAKER_COOLDOWN_MS', read('REDIS_BREAKER_COOLDOWN_MS'), 5000, 100, 600_000),
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), 'info', LOG_LEVELS),
     databasePoolSize: integer('DATABASE_POOL_SIZE', read('DATABASE_POOL_SIZE'), 10, 1, 1000),
     pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
@@ -129,12 +136,11 @@ function optionalInteger(name: string, raw: string | undefined, min: number, max
   return raw === undefined ? undefined : integer(name, raw, min, min, max);
 }
 
-function boolean(name: string, raw: string | undefined, fallback: boolean): boolean {
-  if (raw === undefined) return fallback;
-  const value = raw.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
-  if (['0', 'false', 'no', 'off'].includes(value)) return false;
-  throw new ConfigError(name, `must be true or false, got '${raw}'`);
+function trustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined) return false;
+  const parsed = parseTrustProxy(raw);
+  if ('error' in parsed) throw new ConfigError('TRUST_PROXY', parsed.error);
+  return parsed.trust;
 }
 
 function oneOf(name: string, raw: string | undefined, fallback: string, allowed: string[]): string {

@@ -11,6 +11,42 @@ export function scrubSecrets(text: string): string {
 }
 
 /**
+ * A request path as it may be logged: secrets scrubbed in the path as sent
+ * and in its percent-decoded form (`/api/methods/lak%5F…/` hides a key from
+ * a scrubber that only reads the raw text). When only the decoded form shows
+ * a secret, the decoded form is logged, scrubbed.
+ */
+export function scrubPath(path: string): string {
+  const scrubbed = scrubSecrets(path);
+  if (!path.includes('%')) return scrubbed;
+  const decoded = decodeAsciiEscapes(path);
+  const decodedScrubbed = scrubSecrets(decoded);
+  return decodedScrubbed === decoded ? scrubbed : decodedScrubbed;
+}
+
+// Decodes %XX escapes of ASCII characters (what a key, `Basic` or a space is
+// made of), repeatedly for double encoding; never throws on bad escapes.
+function decodeAsciiEscapes(text: string): string {
+  let current = text;
+  for (let round = 0; round < 3; round += 1) {
+    const next = current.replace(/%([0-7][0-9A-Fa-f])/g, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    if (next === current) break;
+    current = next;
+  }
+  return current;
+}
+
+/** pino's error serializer, with secrets scrubbed from the message and stack (an error may quote a URL or header). */
+function scrubbedError(error: Error): Record<string, unknown> {
+  const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  for (const field of ['message', 'stack']) {
+    const value = serialized[field];
+    if (typeof value === 'string') serialized[field] = scrubSecrets(value);
+  }
+  return serialized;
+}
+
+/**
  * Pino options shared by the server and the CLI: JSON lines, ISO times.
  * Credentials and account numbers are redacted wherever they could appear in
  * a logged object, and API keys are scrubbed from messages too.
@@ -43,6 +79,7 @@ export function loggerOptions(level: string): LoggerOptions {
       ],
       censor: CENSOR,
     },
+    serializers: { err: scrubbedError },
     hooks: {
       logMethod(args, method) {
         method.apply(

@@ -76,6 +76,8 @@ export async function startServer(config: Config, store?: Store, logDestination?
         perMinute: config.rateLimitPerMinute,
         authFailuresPerMinute: config.authFailuresPerMinute,
         redis,
+        redisTimeoutMs: config.redisTimeoutMs,
+        redisCooldownMs: config.redisBreakerCooldownMs,
       },
       authCache: { ttlMs: config.authCacheTtlMs },
       listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },

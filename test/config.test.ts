@@ -17,6 +17,8 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 60,
       authFailuresPerMinute: 20,
       redisUrl: undefined,
+      redisTimeoutMs: 200,
+      redisBreakerCooldownMs: 5000,
       logLevel: 'info',
       metricsPort: undefined,
       metricsHost: '127.0.0.1',
@@ -44,6 +46,9 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'localhost:6379'],
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['REDIS_TIMEOUT_MS', '0'],
+    ['REDIS_BREAKER_COOLDOWN_MS', 'soon'],
     ['METRICS_PORT', 'nine'],
     ['WORKERS', '0'],
     ['SHUTDOWN_TIMEOUT_MS', '1.5'],
@@ -100,7 +105,9 @@ describe('loadConfig overrides', () => {
       { DATABASE_URL: 'postgres://u:p@db:5432/lending', PORT: '8080', HOST: '0.0.0.0', PUBLIC_URL: 'https://api.example.com/', TRUST_PROXY: 'true', RATE_LIMIT_PER_MINUTE: '0', REDIS_URL: 'redis://cache:6379', LOG_LEVEL: 'warn' },
       { PORT: '9090' },
     );
-    expect(config).toMatchObject({ store: { kind: 'postgres' }, port: 9090, host: '0.0.0.0', publicUrl: 'https://api.example.com', trustProxy: true, rateLimitPerMinute: 0, redisUrl: 'redis://cache:6379', logLevel: 'warn' });
+    expect(config).toMatchObject({ store: { kind: 'postgres' }, port: 9090, host: '0.0.0.0', publicUrl: 'https://api.example.com', trustProxy: 1, rateLimitPerMinute: 0, redisUrl: 'redis://cache:6379', logLevel: 'warn' });
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', 'fd00::/8']);
     expect(loadConfig({}).store).toEqual({ kind: 'pglite', dataDir: path.resolve('data') });
     expect(loadConfig({ DATABASE_URL: 'pglite://memory' }).store).toEqual({ kind: 'pglite', dataDir: undefined });
   });

@@ -1,31 +1,10 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { createLogger, scrubSecrets } from '../src/logger.js';
+import { logBuffer } from './helpers/log-buffer.js';
 import { describeEachStore } from './helpers/stores.js';
 import { basicAuthorization, createTenant } from './helpers/tenants.js';
 import { unreachableStore } from './helpers/unreachable-store.js';
-
-/** A pino destination that keeps every line written to it. */
-function logBuffer() {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return {
-    stream,
-    text: () => chunks.join(''),
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
 
 describeEachStore('structured logs', (store) => {
   it('writes one JSON access line per request with request id, organization, route, status and duration', async () => {

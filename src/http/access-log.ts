@@ -1,5 +1,5 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import { scrubSecrets } from '../logger.js';
+import { scrubPath } from '../logger.js';
 
 /**
  * One JSON line per request, written when the response is done: request id,
@@ -27,8 +27,8 @@ export class AccessLogController extends LogController {
       org: request.auth?.orgUid ?? null,
       method: request.method,
       route: request.routeOptions.url ?? null,
-      // A client may paste anything into a path, a key included.
-      path: scrubSecrets((request.raw.url ?? '').split('?')[0] ?? '').slice(0, 200),
+      // A client may paste anything into a path, a key included, even percent-encoded.
+      path: scrubPath((request.raw.url ?? '').split('?')[0] ?? '').slice(0, 200),
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 1000) / 1000,
     };

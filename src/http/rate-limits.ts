@@ -1,8 +1,15 @@
-import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import { ApiError } from '../domain/errors.js';
+import { registerRedisBreakerGauge } from '../metrics/rate-limit-metrics.js';
+import { throttleAddressOf } from './client-address.js';
+import { RedisBreaker } from './redis-breaker.js';
+import { RedisCounters } from './redis-counters.js';
+import { RequestLimiter, WINDOW_MS, type Budget, type Verdict } from './request-limiter.js';
+
+export const DEFAULT_REDIS_PREFIX = 'lending-api:rate-limit:';
 
 export interface RateLimitOptions {
   /** Requests per minute per API key; 0 turns the limit off. */
@@ -13,16 +20,20 @@ export interface RateLimitOptions {
   redis?: Redis | undefined;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   redisPrefix?: string;
+  /** How long a request waits for Redis before it is counted in memory and the breaker opens (default 200). */
+  redisTimeoutMs?: number;
+  /** How long the breaker leaves Redis alone after a failure before probing it (default 5000). */
+  redisCooldownMs?: number;
+  /** Where to publish the breaker's state. */
+  metrics?: Registry | undefined;
 }
 
-const WINDOW_MS = 60_000;
-
 interface Guards {
-  /** Before authentication: 429 for an address that failed too often. */
+  /** Before authentication: 429 for an address this process knows is blocked (no waiting, no database work). */
   beforeAuth?: onRequestAsyncHookHandler;
-  /** After authentication: the per-key request budget. */
+  /** After authentication: the shared failure count and the per-key request budget. */
   afterAuth?: onRequestAsyncHookHandler;
-  /** Counts a failed authentication against the client's address. */
+  /** Counts a failed authentication against the client's address; throws 429 past the allowance. */
   onAuthFailure?: (request: FastifyRequest) => Promise<void>;
 }
 
@@ -33,73 +44,97 @@ declare module 'fastify' {
 }
 
 /**
- * Registers the limiters (backed by @fastify/rate-limit) without applying
- * them to any route: `authenticateWithLimits` places them around the
- * authentication hook of the authenticated routes.
+ * Registers the limiters without applying them to any route:
+ * `authenticateWithLimits` places them around the authentication hook of the
+ * authenticated routes. See RequestLimiter for how they count, and
+ * RedisBreaker for what happens when Redis fails or hangs.
  *
- * When Redis is unreachable both limiters fail open: the API keeps answering
- * (unlimited) rather than refusing every client because of a cache outage.
+ * Hand-written rather than @fastify/rate-limit: its store counts one key per
+ * call (two Redis round trips for the throttle and the budget), and on a
+ * Redis error it can only skip the limit (fail open) or fail the request.
  */
 export const rateLimits = fp(
   async (app: FastifyInstance, options: RateLimitOptions) => {
     const guards: Guards = {};
     app.decorate('requestLimits', guards);
-    if (options.perMinute <= 0 && options.authFailuresPerMinute <= 0) return;
+    const { perMinute, authFailuresPerMinute: maxFailures } = options;
+    if (perMinute <= 0 && maxFailures <= 0) return;
 
-    await app.register(fastifyRateLimit, {
-      global: false,
-      max: options.perMinute,
-      timeWindow: WINDOW_MS,
-      skipOnError: true,
-      ...(options.redis ? { redis: options.redis, nameSpace: options.redisPrefix ?? 'lending-api:rate-limit:' } : {}),
-      keyGenerator: (request) => `key:${request.auth?.keyId ?? request.ip}`,
-      errorResponseBuilder: (_request, context) =>
-        rateLimited(
-          context.ttl,
-          `this API key made more than ${context.max} requests in a minute; retry in ${Math.max(1, Math.ceil(context.ttl / 1000))} s`,
-          context.max,
-        ),
-    });
+    let shared: { counters: RedisCounters; breaker: RedisBreaker } | undefined;
+    if (options.redis) {
+      const counters = new RedisCounters(options.redis, options.redisPrefix ?? DEFAULT_REDIS_PREFIX, WINDOW_MS);
+      const breaker = new RedisBreaker({
+        timeoutMs: options.redisTimeoutMs ?? 200,
+        cooldownMs: options.redisCooldownMs ?? 5000,
+        probe: () => counters.ping(),
+        log: app.log,
+      });
+      shared = { counters, breaker };
+      if (options.metrics) registerRedisBreakerGauge(options.metrics, breaker);
+      app.addHook('onClose', async () => breaker.stop());
+    }
+    const limiter = new RequestLimiter({ perMinute, authFailuresPerMinute: maxFailures, shared });
 
-    if (options.perMinute > 0) guards.afterAuth = app.rateLimit();
+    guards.afterAuth = async (request, reply) => {
+      const keyId = request.auth?.keyId;
+      if (!keyId) return;
+      const verdict = await limiter.afterSuccess(throttleAddressOf(request.ip), keyId);
+      if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
+      if (verdict.kind === 'over_budget') throw overBudget(verdict.budget);
+      if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
+    };
 
-    if (options.authFailuresPerMinute > 0) {
-      const max = options.authFailuresPerMinute;
-      const failures = app.createRateLimit({ max, timeWindow: WINDOW_MS, skipOnError: true, keyGenerator: (request) => `auth-failures:${request.ip}` });
+    if (maxFailures > 0) {
       guards.beforeAuth = async (request) => {
-        const state = await failures(request, { increment: false });
-        if (!state.isAllowed && state.remaining === 0) {
-          throw rateLimited(
-            state.ttl,
-            `too many failed authentications from this address; retry in ${Math.max(1, state.ttlInSeconds)} s`,
-            max,
-          );
-        }
+        const blockedMs = limiter.blockedBeforeAuth(throttleAddressOf(request.ip));
+        if (blockedMs !== undefined) throw addressBlocked(blockedMs, maxFailures);
       };
       guards.onAuthFailure = async (request) => {
-        await failures(request);
+        const verdict: Verdict = await limiter.afterFailure(throttleAddressOf(request.ip));
+        if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
       };
     }
   },
   { name: 'lending-api-rate-limits' },
 );
 
-function rateLimited(ttlMs: number, detail: string, max: number): ApiError {
-  const seconds = String(Math.max(1, Math.ceil(ttlMs / 1000)));
-  return new ApiError('rate_limited', detail, {
+function seconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
+function budgetHeaders(budget: Budget): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(budget.limit),
+    'x-ratelimit-remaining': String(Math.max(0, budget.limit - budget.count)),
+    'x-ratelimit-reset': seconds(budget.resetMs),
+  };
+}
+
+function overBudget(budget: Budget): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `this API key made more than ${budget.limit} requests in a minute; retry in ${seconds(budget.resetMs)} s`,
+    { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
+  );
+}
+
+// The same answer whether the presented key was right or wrong: a blocked address learns nothing.
+function addressBlocked(resetMs: number, max: number): ApiError {
+  return new ApiError('rate_limited', `too many failed authentications from this address; retry in ${seconds(resetMs)} s`, {
     headers: {
-      'retry-after': seconds,
+      'retry-after': seconds(resetMs),
       'x-ratelimit-limit': String(max),
       'x-ratelimit-remaining': '0',
-      'x-ratelimit-reset': seconds,
+      'x-ratelimit-reset': seconds(resetMs),
     },
   });
 }
 
 /**
  * Adds `authenticate` to an encapsulated scope, wrapped by the limiters: the
- * failed-authentication throttle runs before it (so a blocked address costs
- * no database work and learns nothing), the per-key budget after it.
+ * known-blocked check runs before it (a blocked address costs no database
+ * work), the shared check and the per-key budget after it, and a failure is
+ * counted against the client's address.
  */
 export function authenticateWithLimits(scope: FastifyInstance, authenticate: onRequestAsyncHookHandler): void {
   const { beforeAuth, afterAuth, onAuthFailure } = scope.hasDecorator('requestLimits') ? scope.requestLimits : ({} as Guards);

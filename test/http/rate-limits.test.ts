@@ -87,6 +87,19 @@ describeEachStore('rate limits', (store) => {
       expect(elsewhere.statusCode).toBe(200);
     });
 
+    it('counts IPv6 clients by their /64, so a host cannot rotate addresses for a fresh budget', async () => {
+      const app = await appWith({ perMinute: 100, authFailuresPerMinute: 2 });
+      const tenant = await createTenant(store());
+      const wrong = basicAuthorization(tenant.org.uid, 'nope');
+      for (const remoteAddress of ['2001:db8:1:2::a', '2001:0db8:0001:0002:ffff:ffff:ffff:ffff']) {
+        expect((await app.inject({ url: '/api/methods/', remoteAddress, headers: { authorization: wrong } })).statusCode).toBe(401);
+      }
+      const sameNetwork = await app.inject({ url: '/api/methods/', remoteAddress: '2001:db8:1:2:1234::1', headers: { authorization: tenant.authorization } });
+      expect(sameNetwork.statusCode).toBe(429);
+      const nextNetwork = await app.inject({ url: '/api/methods/', remoteAddress: '2001:db8:1:3::a', headers: { authorization: tenant.authorization } });
+      expect(nextNetwork.statusCode).toBe(200);
+    });
+
     it('does not count successful requests as failures', async () => {
       const app = await appWith({ perMinute: 100, authFailuresPerMinute: 2 });
       const tenant = await createTenant(store());
@@ -111,7 +124,7 @@ describeEachStore('rate limits shared through Redis', (store) => {
   });
 
   it.runIf(redisUp)('shares one budget per key between two instances', async () => {
-    const options = { perMinute: 3, authFailuresPerMinute: 3, redis, redisPrefix: prefix };
+    const options = { perMinute: 3, authFailuresPerMinute: 3, redis, redisPrefix: prefix, redisTimeoutMs: 5000 };
     const one = await buildApp({ store: store(), rateLimit: options });
     const two = await buildApp({ store: store(), rateLimit: options });
     try {
@@ -128,7 +141,7 @@ describeEachStore('rate limits shared through Redis', (store) => {
   });
 
   it.runIf(redisUp)('shares failed-authentication counts between instances', async () => {
-    const options = { perMinute: 100, authFailuresPerMinute: 2, redis, redisPrefix: uniqueRedisPrefix() };
+    const options = { perMinute: 100, authFailuresPerMinute: 2, redis, redisPrefix: uniqueRedisPrefix(), redisTimeoutMs: 5000 };
     const one = await buildApp({ store: store(), rateLimit: options });
     const two = await buildApp({ store: store(), rateLimit: options });
     try {
@@ -145,14 +158,26 @@ describeEachStore('rate limits shared through Redis', (store) => {
     }
   });
 
-  it('fails open when Redis is unreachable: requests are served, unlimited', async () => {
+  it('falls back to this process\'s counters when Redis is unreachable: the budget and the throttle still hold', async () => {
     const unreachable = await connectRedis('redis://127.0.0.1:1', silent, 200);
-    const app = await buildApp({ store: store(), rateLimit: { perMinute: 1, authFailuresPerMinute: 1, redis: unreachable } });
+    const app = await buildApp({ store: store(), rateLimit: { perMinute: 2, authFailuresPerMinute: 1, redis: unreachable } });
     try {
       const tenant = await createTenant(store());
-      for (let i = 0; i < 3; i += 1) {
-        expect((await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } })).statusCode).toBe(200);
-      }
+      const get = (remoteAddress = '192.0.2.1') =>
+        app.inject({ url: '/api/methods/', remoteAddress, headers: { authorization: tenant.authorization } });
+      const first = await get();
+      expect(first.statusCode).toBe(200);
+      // The headers report the counter really used: this process's.
+      expect(first.headers['x-ratelimit-remaining']).toBe('1');
+      expect((await get()).headers['x-ratelimit-remaining']).toBe('0');
+      expect((await get()).statusCode).toBe(429);
+
+      const wrong = basicAuthorization(tenant.org.uid, 'nope');
+      const attacker = '198.51.100.66';
+      expect((await app.inject({ url: '/api/limits/', remoteAddress: attacker, headers: { authorization: wrong } })).statusCode).toBe(401);
+      const blocked = await app.inject({ url: '/api/limits/', remoteAddress: attacker, headers: { authorization: wrong } });
+      expect(blocked.statusCode).toBe(429);
+      expect(blocked.json()).toMatchObject({ code: 'rate_limited' });
     } finally {
       await app.close();
       unreachable.disconnect();

@@ -8,7 +8,7 @@ export interface ServeFlags extends OutputOptions {
   port?: string;
   host?: string;
   publicUrl?: string;
-  trustProxy?: boolean;
+  trustProxy?: boolean | string;
   rateLimit?: string;
   logLevel?: string;
   workers?: string;
@@ -19,7 +19,7 @@ export function addServeFlags(command: Command): Command {
     .option('--port <port>', 'port to listen on (PORT, default 3000)')
     .option('--host <host>', 'address to bind (HOST, default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for links (PUBLIC_URL)')
-    .option('--trust-proxy', 'honour X-Forwarded-* headers (TRUST_PROXY)')
+    .option('--trust-proxy [hops|addresses]', 'believe X-Forwarded-* from a hop count (bare flag: 1) or from these proxy addresses/CIDRs (TRUST_PROXY)')
     .option('--rate-limit <n>', 'requests per minute per API key, 0 = off (RATE_LIMIT_PER_MINUTE)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
     .option('--workers <n>', 'HTTP worker processes sharing the port; PostgreSQL only (WORKERS, default 1)')
@@ -31,7 +31,7 @@ export function configFromFlags(flags: ServeFlags) {
     PORT: flags.port,
     HOST: flags.host,
     PUBLIC_URL: flags.publicUrl,
-    TRUST_PROXY: flags.trustProxy ? 'true' : undefined,
+    TRUST_PROXY: flags.trustProxy === true ? 'true' : flags.trustProxy || undefined,
     RATE_LIMIT_PER_MINUTE: flags.rateLimit,
     LOG_LEVEL: flags.logLevel,
     WORKERS: flags.workers,
