@@ -16,6 +16,8 @@ import { DEFAULT_LIST_CACHE, ListCache, type ListCacheOptions } from './listing/
 import type { ResourceDefinition } from './listing/resource-definition.js';
 import { RESOURCES } from './resources/index.js';
 import type { Store } from './store/store.js';
+import { NodeRole, type ReplicaLimits } from './store/node-role.js';
+import { realTimeGuard } from './http/real-time-guard.js';
 
 export interface AppOptions {
   store: Store;
@@ -40,6 +42,8 @@ export interface AppOptions {
    * DEFAULT_LIST_CACHE.
    */
   listCache?: ListCacheOptions | false;
+  /** On a hot standby: answer credit limits (`sync`: a synchronous standby) or refuse them (default). */
+  replicaLimits?: ReplicaLimits;
 }
 
 /**
@@ -76,8 +80,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 });
-  await app.register(healthRoutes, { store: options.store });
+  const role = new NodeRole(options.store, options.replicaLimits);
+  await app.register(healthRoutes, { store: options.store, role });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
+  const resources = options.resources ?? RESOURCES;
+  // Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.
+  const realTimePaths = resources.filter((resource) => (resource.volatileFields ?? []).length > 0).map((resource) => `/api/${resource.path}/`);
+  await app.register(realTimeGuard, { role, paths: realTimePaths });
   await app.register(resourceRoutes, {
     store: options.store,
     resources: options.resources ?? RESOURCES,

@@ -1,5 +1,6 @@
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
+import { REPLICA_LIMITS_MODES, type ReplicaLimits } from './store/node-role.js';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -36,6 +37,8 @@ export interface Config {
   readonly authCacheTtlMs: number;
   /** How many lists' counts and page anchors to remember per process (0: none). */
   readonly listCacheEntries: number;
+  /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
+  readonly replicaLimits: ReplicaLimits;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +89,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
     authCacheTtlMs: integer('AUTH_CACHE_TTL_MS', read('AUTH_CACHE_TTL_MS'), 5000, 0, 60_000),
     listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
+    replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
   };
 }
 

@@ -78,6 +78,7 @@ export async function startServer(config: Config, store?: Store): Promise<Runnin
       },
       authCache: { ttlMs: config.authCacheTtlMs },
       listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },
+      replicaLimits: config.replicaLimits,
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
