@@ -39,6 +39,8 @@ export interface Config {
   readonly listCacheEntries: number;
   /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
   readonly replicaLimits: ReplicaLimits;
+  /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
+  readonly databasePreparedStatements: boolean;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +91,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databasePoolWaitMs: integer('DATABASE_POOL_WAIT_MS', read('DATABASE_POOL_WAIT_MS'), 5000, 1, 600_000),
     authCacheTtlMs: integer('AUTH_CACHE_TTL_MS', read('AUTH_CACHE_TTL_MS'), 5000, 0, 60_000),
     listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
+    databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
   };
 }

@@ -30,6 +30,7 @@ export function serverStoreOptions(config: Config): OpenStoreOptions {
     connectionTimeoutMs: config.databaseConnectTimeoutMs,
     queryTimeoutMs: config.databaseQueryTimeoutMs,
     poolWaitMs: config.databasePoolWaitMs,
+    namedStatements: config.databasePreparedStatements,
   };
 }
 
