@@ -228,8 +228,6 @@ export interface PgBouncer {
   readonly mode: PoolMode;
   /** A URL to `database` through this PgBouncer. */
   url(database?: string, user?: string): string;
-  /** Lets these roles in (auth_file) and reloads the configuration. */
-  allowUsers(users: readonly string[]): Promise<void>;
   log(): Promise<string>;
   destroy(): Promise<void>;
 }
@@ -239,13 +237,9 @@ export async function startPgBouncer(target: { port: number }, mode: PoolMode, p
   const owner = await postgresOwner();
   const dir = await ownedTempDir(owner, `lending-api-pgbouncer-${mode}-`);
   const port = await freePort();
-  const users = new Set(['postgres']);
   const authFile = path.join(dir, 'users.txt');
-  const writeUsers = async () => {
-    await writeFile(authFile, [...users].map((user) => `"${user}" ""\n`).join(''));
-    if (owner) await chown(authFile, owner.uid, owner.gid);
-  };
-  await writeUsers();
+  await writeFile(authFile, '"postgres" ""\n');
+  if (owner) await chown(authFile, owner.uid, owner.gid);
   const configFile = path.join(dir, 'pgbouncer.ini');
   const logFile = path.join(dir, 'pgbouncer.log');
   await writeFile(
@@ -259,6 +253,11 @@ export async function startPgBouncer(target: { port: number }, mode: PoolMode, p
       'unix_socket_dir =',
       'auth_type = trust',
       `auth_file = ${authFile}`,
+      // Other roles (a test suite's own) are looked up in pg_shadow through this one.
+      'auth_user = postgres',
+      // node-postgres sends its timeouts as startup parameters, which PgBouncer 1.18 refuses
+      // unless ignored; behind PgBouncer they are set on the role instead (docs/scaling.md).
+      'ignore_startup_parameters = statement_timeout, lock_timeout, idle_in_transaction_session_timeout',
       'admin_users = postgres',
       `pool_mode = ${mode}`,
       'max_client_conn = 500',
@@ -298,11 +297,6 @@ export async function startPgBouncer(target: { port: number }, mode: PoolMode, p
     port,
     mode,
     url: (database = 'postgres', user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${database}`,
-    allowUsers: async (more) => {
-      for (const user of more) users.add(user);
-      await writeUsers();
-      await admin('RELOAD');
-    },
     log: () => readFile(logFile, 'utf8').catch(() => ''),
     destroy: async () => {
       if (destroyed) return;
