@@ -25,7 +25,9 @@ const bouncer = await startPgBouncer({ port: Number(target.port || 5432) }, mode
 const paths = process.argv.length > 3 ? process.argv.slice(3) : SUITES_THROUGH_PGBOUNCER;
 console.log(`suites through PgBouncer (${mode} mode, port ${bouncer.port}): ${paths.join(' ')}`);
 const code = await new Promise<number>((resolve) => {
-  const child = spawn('npx', ['vitest', 'run', ...paths], {
+  // That suite asserts named statements' generic plans, which transaction mode turns off by design.
+  const excluded = mode === 'transaction' ? ['--exclude', 'test/listing/generic-plans.test.ts'] : [];
+  const child = spawn('npx', ['vitest', 'run', ...excluded, ...paths], {
     stdio: 'inherit',
     env: {
       ...process.env,
