@@ -27,8 +27,14 @@ describe('loadConfig', () => {
       databasePoolWaitMs: 5000,
       authCacheTtlMs: 5000,
       listCacheEntries: 10_000,
+      replicaLimits: 'refuse',
+      databasePreparedStatements: true,
     });
     expect(loadConfig({ LIST_CACHE_ENTRIES: '0' }).listCacheEntries).toBe(0);
+    expect(loadConfig({ REPLICA_LIMITS: 'sync', DATABASE_PREPARED_STATEMENTS: 'false' })).toMatchObject({
+      replicaLimits: 'sync',
+      databasePreparedStatements: false,
+    });
   });
 
   it.each([
@@ -45,6 +51,8 @@ describe('loadConfig', () => {
     ['DATABASE_QUERY_TIMEOUT_MS', 'forever'],
     ['DATABASE_POOL_WAIT_MS', ''.padEnd(3, 'x')],
     ['LIST_CACHE_ENTRIES', '-5'],
+    ['REPLICA_LIMITS', 'always'],
+    ['DATABASE_PREPARED_STATEMENTS', 'sometimes'],
     ['DATABASE_URL', 'mysql://x'],
     ['PUBLIC_URL', 'not a url'],
   ])('rejects %s=%s with a message naming the variable', (variable, value) => {
