@@ -23,6 +23,8 @@ import { RESOURCES } from './resources/index.js';
 import type { Store } from './store/store.js';
 import { runWithDatabaseBudget } from './store/database-budget.js';
 import type { HttpLimits } from './config.js';
+import { NodeRole, type ReplicaLimits } from './store/node-role.js';
+import { realTimeGuard } from './http/real-time-guard.js';
 
 export interface AppOptions {
   store: Store;
@@ -56,6 +58,8 @@ export interface AppOptions {
   outageSummaryMs?: number;
   /** Told of every route the app registers (tests enumerate them). */
   onRoute?: (route: RouteOptions) => void;
+  /** On a hot standby: answer credit limits (`sync`: a synchronous standby) or refuse them (default). */
+  replicaLimits?: ReplicaLimits;
 }
 
 /**
@@ -111,8 +115,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
-  await app.register(healthRoutes, { store: options.store });
+  const role = new NodeRole(options.store, options.replicaLimits);
+  await app.register(healthRoutes, { store: options.store, role });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
+  const resources = options.resources ?? RESOURCES;
+  // Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.
+  const realTimePaths = resources.filter((resource) => (resource.volatileFields ?? []).length > 0).map((resource) => `/api/${resource.path}/`);
+  await app.register(realTimeGuard, { role, paths: realTimePaths });
   await app.register(resourceRoutes, {
     store: options.store,
     resources: options.resources ?? RESOURCES,

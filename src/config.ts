@@ -1,6 +1,7 @@
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import { REPLICA_LIMITS_MODES, type ReplicaLimits } from './store/node-role.js';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -45,6 +46,10 @@ export interface Config {
   readonly http: HttpLimits;
   /** PostgreSQL: how long one request may spend on the database in total before it gets 503 (0: no budget). */
   readonly databaseRequestBudgetMs: number;
+  /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
+  readonly replicaLimits: ReplicaLimits;
+  /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
+  readonly databasePreparedStatements: boolean;
 }
 
 export interface HttpLimits {
@@ -107,6 +112,8 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
     http: httpLimits(read),
     databaseRequestBudgetMs: integer('DATABASE_REQUEST_BUDGET_MS', read('DATABASE_REQUEST_BUDGET_MS'), 2000, 0, 600_000),
+    databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
+    replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
   };
 }
 
@@ -141,6 +148,14 @@ function trustProxy(raw: string | undefined): TrustProxy {
   const parsed = parseTrustProxy(raw);
   if ('error' in parsed) throw new ConfigError('TRUST_PROXY', parsed.error);
   return parsed.trust;
+}
+
+function boolean(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  const value = raw.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false, got '${raw}'`);
 }
 
 function oneOf(name: string, raw: string | undefined, fallback: string, allowed: string[]): string {

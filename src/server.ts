@@ -31,6 +31,7 @@ export function serverStoreOptions(config: Config): OpenStoreOptions {
     connectionTimeoutMs: config.databaseConnectTimeoutMs,
     queryTimeoutMs: config.databaseQueryTimeoutMs,
     poolWaitMs: config.databasePoolWaitMs,
+    namedStatements: config.databasePreparedStatements,
   };
 }
 
@@ -83,6 +84,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },
       http: config.http,
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
+      replicaLimits: config.replicaLimits,
     });
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;

@@ -31,8 +31,14 @@ describe('loadConfig', () => {
       listCacheEntries: 10_000,
       databaseRequestBudgetMs: 2000,
       http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
+      replicaLimits: 'refuse',
+      databasePreparedStatements: true,
     });
     expect(loadConfig({ LIST_CACHE_ENTRIES: '0' }).listCacheEntries).toBe(0);
+    expect(loadConfig({ REPLICA_LIMITS: 'sync', DATABASE_PREPARED_STATEMENTS: 'false' })).toMatchObject({
+      replicaLimits: 'sync',
+      databasePreparedStatements: false,
+    });
     expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_MAX_CONNECTIONS: '0', DATABASE_REQUEST_BUDGET_MS: '0' })).toMatchObject({
       http: { headersTimeoutMs: 500, requestTimeoutMs: 800, maxConnections: 0 },
       databaseRequestBudgetMs: 0,
@@ -56,6 +62,8 @@ describe('loadConfig', () => {
     ['DATABASE_QUERY_TIMEOUT_MS', 'forever'],
     ['DATABASE_POOL_WAIT_MS', ''.padEnd(3, 'x')],
     ['LIST_CACHE_ENTRIES', '-5'],
+    ['REPLICA_LIMITS', 'always'],
+    ['DATABASE_PREPARED_STATEMENTS', 'sometimes'],
     ['DATABASE_URL', 'mysql://x'],
     ['PUBLIC_URL', 'not a url'],
     ['HTTP_HEADERS_TIMEOUT_MS', '0'],

@@ -272,6 +272,26 @@ export interface Health {
 export interface Readiness {
   status: 'ready';
   database: 'reachable';
+  /**
+   * Whether this node reads the primary or a hot standby.
+   */
+  role?: 'primary' | 'replica';
+  /**
+   * Whether this node answers credit limits (always on a primary; on a standby only with REPLICA_LIMITS=sync).
+   */
+  serves_limits?: boolean;
+  /**
+   * On a standby: WAL received but not yet applied, in bytes.
+   */
+  lag_bytes?: number | null;
+  /**
+   * On a standby: how far behind the applied data is, in seconds (0 when caught up).
+   */
+  lag_seconds?: number | null;
+  /**
+   * On a standby: its WAL receiver's status (streaming while connected to the primary).
+   */
+  wal_receiver?: string | null;
 }
 /**
  * Query parameters of `listPaymentMethods`; all optional.

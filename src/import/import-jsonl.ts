@@ -3,6 +3,7 @@ import { requireOrganization } from '../auth/organizations.js';
 import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
+import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/apply-ledger-entry.js';
 import { applyLedgerLines, checkLedgerLines, type LedgerCounts } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';
@@ -102,7 +103,8 @@ export async function importJsonl(
       // saves. And every lookup here fetches one row by a unique key, which
       // a plain index scan does best; without statistics (a first big
       // import) the planner may pick a bitmap scan for it instead.
-      await tx.exec('SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off');
+      // Ledger lines and capacities move balances: like `draw`, success only once the synchronous standby shows them.
+      await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_LINES_TABLE);
       const records = await RecordMerger.start(tx, org.id);

@@ -46,6 +46,14 @@ const LIMIT_COLUMNS = `id::text AS id, uid, capacity::text AS capacity, outstand
  */
 export const RECORD_CHANGED_AT = 'greatest(updated_at, now())';
 
+/**
+ * A recorded entry returns success only once the synchronous standby (if the
+ * primary names one in synchronous_standby_names) has applied it, so a node
+ * reading that standby never shows a stale balance (docs/scaling.md). Per
+ * transaction: the primary's other writes keep synchronous_commit = local.
+ */
+export const WAIT_FOR_SYNCHRONOUS_STANDBY = 'SET LOCAL synchronous_commit = remote_apply';
+
 /** Signals that a concurrent transaction recorded the same id first. */
 class ConcurrentDuplicate extends Error {}
 
@@ -70,7 +78,10 @@ class ConcurrentDuplicate extends Error {}
 export async function applyLedgerEntry(store: Store, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await store.transaction((tx) => applyOnce(tx, orgId, entry));
+      return await store.transaction(async (tx) => {
+        await tx.exec(WAIT_FOR_SYNCHRONOUS_STANDBY);
+        return applyOnce(tx, orgId, entry);
+      });
     } catch (error) {
       // Lost the race to record this id: read the winner's entry and answer from it.
       if (error instanceof ConcurrentDuplicate && attempt === 0) continue;

@@ -18,6 +18,13 @@ export interface PostgresStoreOptions {
   poolWaitMs?: number;
   /** Extra `-c` settings, e.g. a search_path for an isolated test schema. */
   searchPath?: string;
+  /**
+   * Prepare the list engine's hot statements under a name per connection
+   * (default). false sends them unnamed: needed behind PgBouncer in
+   * transaction mode, which (1.18) does not carry named statements across
+   * the server connections it hands out (docs/scaling.md).
+   */
+  namedStatements?: boolean;
 }
 
 export class PostgresStore implements Store {
@@ -25,9 +32,11 @@ export class PostgresStore implements Store {
   readonly description: string;
   readonly pool: pg.Pool;
   private readonly statements = new StatementNames();
+  private readonly namedStatements: boolean;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
+    this.namedStatements = options.namedStatements ?? true;
     const connectTimeoutMs = options.connectionTimeoutMs ?? 2000;
     // node-postgres uses one timeout for opening a connection and for waiting
     // for a busy pool. Opening must fail fast (the database is away: 503 at
@@ -56,7 +65,7 @@ export class PostgresStore implements Store {
   }
 
   async query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
-    const name = options.prepare ? this.statements.nameOf(sql) : undefined;
+    const name = options.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
     const config = { text: sql, values: params as unknown[], ...(name ? { name } : {}) };
     const budgetMs = remainingDatabaseBudget();
     if (budgetMs !== undefined) return (await this.queryWithin(budgetMs, config)) as Row[];

@@ -31,15 +31,33 @@ export async function openPgliteTestStore(): Promise<Store> {
 
 export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? '', poolSize = 8): Promise<Store> {
   const schema = `test_${randomBytes(6).toString('hex')}`;
+  // Through PgBouncer (no `options` startup parameter) a suite is isolated by
+  // a role of its own whose search_path is its schema (test/topology/suite-through-pgbouncer.ts).
+  const byRole = process.env.TEST_SCHEMA_BY_ROLE === '1';
   const admin = new PostgresStore(url, { poolSize: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  if (byRole) {
+    await admin.query(`CREATE ROLE ${schema} LOGIN`);
+    await admin.query(`ALTER ROLE ${schema} SET search_path = ${schema}`);
+    await admin.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${schema}`);
+  } else await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.close();
-  const store = new PostgresStore(url, { poolSize, searchPath: schema });
+  const roleUrl = new URL(url);
+  roleUrl.username = schema;
+  const store = new PostgresStore(byRole ? roleUrl.toString() : url, {
+    poolSize,
+    ...(byRole ? {} : { searchPath: schema }),
+    namedStatements: process.env.DATABASE_PREPARED_STATEMENTS !== 'false',
+  });
   await migrate(store);
   const close = store.close.bind(store);
   store.close = async () => {
     await store.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => {});
     await close();
+    if (byRole) {
+      const dropper = new PostgresStore(url, { poolSize: 1 });
+      await dropper.query(`DROP ROLE IF EXISTS ${schema}`).catch(() => {});
+      await dropper.close();
+    }
   };
   return store;
 }

@@ -57,7 +57,15 @@ describeEachStore('HTTP protocol details', (store) => {
     expect(json(health)).toEqual({ status: 'ok' });
     const ready = await app().inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(json(ready)).toEqual({ status: 'ready', database: 'reachable' });
+    expect(json(ready)).toEqual({
+      status: 'ready',
+      database: 'reachable',
+      role: 'primary',
+      serves_limits: true,
+      lag_bytes: null,
+      lag_seconds: null,
+      wal_receiver: null,
+    });
   });
 
   it('writes amounts as exact JSON numbers and balance as capacity − outstanding', async () => {

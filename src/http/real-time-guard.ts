@@ -1,0 +1,33 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError } from '../domain/errors.js';
+import type { NodeRole } from '../store/node-role.js';
+
+export interface RealTimeGuardOptions {
+  role: NodeRole;
+  /** Route prefixes whose records carry real-time fields (credit limits: outstanding, balance). */
+  paths: readonly string[];
+}
+
+/**
+ * A node on a standby that is not guaranteed up to date (REPLICA_LIMITS=refuse)
+ * answers 503 for credit limits instead of a possibly stale balance; other
+ * records (payment methods) are answered from any standby. Runs after
+ * authentication, so a client without valid credentials still gets 401.
+ */
+export const realTimeGuard = fp(async (app: FastifyInstance, options: RealTimeGuardOptions) => {
+  const guarded = (request: FastifyRequest) => {
+    const url = request.routeOptions.url;
+    return url !== undefined && options.paths.some((path) => url.startsWith(path));
+  };
+  app.addHook('preHandler', async (request) => {
+    if (!guarded(request)) return;
+    const state = await options.role.current();
+    if (state.serves_limits) return;
+    throw new ApiError(
+      'service_unavailable',
+      'this node reads a replica that is not guaranteed to be up to date, so it does not answer credit limits (real-time balances); ask a node on the primary or on the synchronous replica',
+      { headers: { 'retry-after': '1' } },
+    );
+  });
+});

@@ -1,0 +1,95 @@
+import type { Store } from './store.js';
+
+/**
+ * What a node on a hot standby does with credit limits, whose outstanding and
+ * balance must be real time:
+ * - `refuse` (default): a standby may lag, so limits are not answered from it.
+ * - `sync`: the operator declares this standby the primary's synchronous one
+ *   (named alone in `synchronous_standby_names`; the ledger commits with
+ *   `remote_apply`), so no drawdown or repayment returns success before this
+ *   standby shows it: limits are answered from it.
+ * A node on the primary always answers them.
+ */
+export type ReplicaLimits = 'refuse' | 'sync';
+export const REPLICA_LIMITS_MODES: readonly ReplicaLimits[] = ['refuse', 'sync'];
+
+export interface NodeRoleState {
+  readonly role: 'primary' | 'replica';
+  /** Whether credit limits (real-time fields) are answered from this node's database. */
+  readonly serves_limits: boolean;
+  /** On a standby: WAL received but not yet applied, in bytes; null on a primary. */
+  readonly lag_bytes: number | null;
+  /** On a standby: age of the last applied transaction while WAL is waiting to be applied (0 when caught up); null on a primary. */
+  readonly lag_seconds: number | null;
+  /** On a standby: the WAL receiver's status (`streaming` while connected to its primary), or null when it is not running. */
+  readonly wal_receiver: string | null;
+}
+
+interface ProbeRow {
+  in_recovery: boolean;
+  receiver: string | null;
+  lag_bytes: string | null;
+  lag_seconds: string | null;
+}
+
+const PROBE = `SELECT pg_is_in_recovery() AS in_recovery,
+  (SELECT status FROM pg_stat_wal_receiver) AS receiver,
+  CASE WHEN pg_is_in_recovery() THEN pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::text END AS lag_bytes,
+  CASE WHEN pg_is_in_recovery() THEN
+    CASE WHEN pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN '0'
+         ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::text END
+  END AS lag_seconds`;
+
+const PRIMARY: NodeRoleState = { role: 'primary', serves_limits: true, lag_bytes: null, lag_seconds: null, wal_receiver: null };
+
+/**
+ * Whether this node's database is a primary or a standby, re-read at most
+ * once per `maxAgeMs` (a promotion is seen within that bound, no restart).
+ * The embedded store is always a primary.
+ */
+export class NodeRole {
+  private known: { state: NodeRoleState; at: number } | undefined;
+  private probing: Promise<NodeRoleState> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly replicaLimits: ReplicaLimits = 'refuse',
+    private readonly maxAgeMs = 1000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The role as of at most `maxAgeMs` ago; probes the database when older. Rejects when it is unreachable. */
+  async current(): Promise<NodeRoleState> {
+    if (this.store.kind === 'pglite') return PRIMARY;
+    if (this.known && this.now() - this.known.at < this.maxAgeMs) return this.known.state;
+    return this.probe();
+  }
+
+  /** Probes the database now (the readiness check), sharing a probe already under way. */
+  probe(): Promise<NodeRoleState> {
+    if (this.store.kind === 'pglite') return Promise.resolve(PRIMARY);
+    this.probing ??= this.read().finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
+  private async read(): Promise<NodeRoleState> {
+    try {
+      const [row] = await this.store.query<ProbeRow>(PROBE);
+      const state: NodeRoleState = !row?.in_recovery
+        ? PRIMARY
+        : {
+            role: 'replica',
+            serves_limits: this.replicaLimits === 'sync',
+            lag_bytes: row.lag_bytes === null ? null : Number(row.lag_bytes),
+            lag_seconds: row.lag_seconds === null ? null : Number(row.lag_seconds),
+            wal_receiver: row.receiver,
+          };
+      this.known = { state, at: this.now() };
+      return state;
+    } catch (error) {
+      // Unknown until the database answers again: never answer from a stale guess.
+      this.known = undefined;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// The replication, failover and PgBouncer tests: they start their own
+// PostgreSQL primary, standbys and PgBouncers, so they run on their own
+// (`npm run test:topology`), one file at a time, not in the default suite.
+export default defineConfig({
+  test: {
+    include: ['test/topology/**/*.topology.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    fileParallelism: false,
+    maxWorkers: 1,
+  },
+});
