@@ -1,12 +1,24 @@
 /**
  * `npm run bench`: loads a seeded synthetic dataset into PostgreSQL through
- * the import path, starts `lending-api serve` as a child process with rate
- * limiting off, drives it over HTTP and compares each scenario with its
- * database ceiling (the same SQL through node-postgres at the same
- * concurrency). Then the embedded store: 100k records in PGlite.
+ * the import path, starts `lending-api serve` (the compiled production entry,
+ * `dist/cli/run.js`) as a child process with rate limiting off, and beside it
+ * a bare Fastify handler running the same list-engine call
+ * (`bench/bare-server.ts`), drives both over HTTP and reports per scenario and
+ * connection count: req/s, latency, and each process's CPU time per request
+ * (user + system from /proc/<pid>/stat around the measured load, divided by
+ * the requests answered) with the ratio service/bare; then the database
+ * ceiling (the same SQL through node-postgres, no HTTP) and the embedded
+ * store: 100k records in PGlite.
  *
- *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--connections 32] [--only a,c] [--no-pglite]
+ *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--warmup 2] [--connections 16,32] [--only a,c]
+ *                    [--no-pglite] [--no-ceiling] [--no-bare] [--profile DIR] [--log-level warn]
  *                    [--load-generator auto|wrk|autocannon]
+ *
+ * CPU per request is what belongs to the service alone on a shared machine:
+ * req/s and latency move with whatever else runs, CPU time per request much
+ * less. `--profile DIR` starts both processes with `node --cpu-prof` and
+ * leaves their profiles in DIR/service and DIR/bare (summarize one with
+ * `node --import tsx bench/profile-summary.ts FILE`).
  *
  * The HTTP load comes from wrk when it is on PATH (`apt-get install wrk`),
  * else from autocannon in this process; `--load-generator` forces one. wrk
@@ -34,7 +46,7 @@ import { readCpuTimes, stolenShare } from './host-load.js';
 import { ensureDataset } from './load.js';
 import { chooseLoadGenerator, driveDirect, type LoadGenerator, type LoadGeneratorChoice, type Measurement } from './measure.js';
 import { scenarios, type Scenario } from './scenarios.js';
-import { startService, type RunningService } from './service.js';
+import { startBareServer, startService, type RunningService } from './service.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,39 +54,59 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '42' },
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '32' },
+    connections: { type: 'string', default: '16,32' },
     only: { type: 'string' },
     'pool-size': { type: 'string', default: '10' },
     'log-level': { type: 'string', default: 'warn' },
     'no-pglite': { type: 'boolean', default: false },
+    'no-ceiling': { type: 'boolean', default: false },
+    'no-bare': { type: 'boolean', default: false },
     'load-only': { type: 'boolean', default: false },
     'pglite-records': { type: 'string', default: '100000' },
     'load-generator': { type: 'string', default: 'auto' },
+    profile: { type: 'string' },
   },
 });
 
 const spec: DatasetSpec = { seed: Number(args.seed), scale: Number(args.scale) };
 const seconds = Number(args.seconds);
 const warmup = Number(args.warmup);
-const connections = Number(args.connections);
+const connectionCounts = args.connections.split(',').map(Number);
+if (connectionCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--connections takes whole numbers, e.g. 16,32, not ${args.connections}`);
 const poolSize = Number(args['pool-size']);
+const profileDir = args.profile ? path.resolve(args.profile) : undefined;
 const LOAD_GENERATORS: readonly LoadGeneratorChoice[] = ['auto', 'wrk', 'autocannon'];
 const loadGeneratorChoice = LOAD_GENERATORS.find((name) => name === args['load-generator']);
 if (!loadGeneratorChoice) throw new Error(`--load-generator must be one of ${LOAD_GENERATORS.join(', ')}, not ${args['load-generator']}`);
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
+/** CPU per request, µs, for the entity lookups and page 1 (issue 16). */
+const CPU_TARGET_US = 130;
+/** The service's CPU per request against the bare handler's, every PostgreSQL scenario. */
+const BARE_RATIO_TARGET = 1.3;
+const PEAK_RSS_TARGET_MIB = 200;
+const CPU_TARGETED = new Set(['a', 'b', 'c']);
+
+/** A measurement over HTTP with the CPU time the serving process used for it. */
+interface ProcessMeasurement extends Measurement {
+  /** The serving process's CPU time (user + system) per request answered, µs. */
+  readonly cpuUs: number;
+}
+
 interface Row {
   readonly id: string;
   readonly title: string;
-  readonly service: Measurement;
-  readonly ceiling?: Measurement;
-  readonly target: string;
-  readonly met: boolean;
+  readonly connections: number;
+  readonly service: ProcessMeasurement;
+  readonly bare?: ProcessMeasurement | undefined;
+  readonly ceiling?: Measurement | undefined;
+  /** Each target with whether it was met. */
+  readonly targets: readonly (readonly [string, boolean])[];
 }
 
-const TARGETS: Record<string, (service: Measurement, ceiling?: Measurement) => [string, boolean]> = {
-  a: (s, c) => [`≥ 70% of ceiling, p99 < 15 ms`, !!c && s.perSecond / c.perSecond >= 0.7 && s.p99 < 15],
-  b: (s, c) => [`≥ 70% of ceiling, p99 < 15 ms`, !!c && s.perSecond / c.perSecond >= 0.7 && s.p99 < 15],
+const LATENCY_TARGETS: Record<string, (service: Measurement) => [string, boolean]> = {
+  a: (s) => ['p99 < 15 ms', s.p99 < 15],
+  b: (s) => ['p99 < 15 ms', s.p99 < 15],
   c: (s) => ['p50 < 10 ms', s.p50 < 10],
   d: (s) => ['p50 < 50 ms', s.p50 < 50],
   e: (s) => ['p50 < 20 ms', s.p50 < 20],
@@ -82,13 +114,27 @@ const TARGETS: Record<string, (service: Measurement, ceiling?: Measurement) => [
   pglite: (s) => ['p50 < 5 ms', s.p50 < 5],
 };
 
+function targetsOf(id: string, service: ProcessMeasurement, bare?: ProcessMeasurement): [string, boolean][] {
+  const targets: [string, boolean][] = [];
+  if (CPU_TARGETED.has(id)) targets.push([`CPU ≤ ${CPU_TARGET_US} µs`, service.cpuUs <= CPU_TARGET_US]);
+  if (bare) targets.push([`≤ ${BARE_RATIO_TARGET}× bare`, service.cpuUs / bare.cpuUs <= BARE_RATIO_TARGET]);
+  const latency = LATENCY_TARGETS[id];
+  if (latency) targets.push(latency(service));
+  return targets;
+}
+
+interface PeakRss {
+  service: number;
+  bare: number;
+}
+
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const generator = await chooseLoadGenerator(loadGeneratorChoice);
   log(`load generator: ${generator.description}`);
   const databaseUrl = await benchDatabaseUrl();
   const store = new PostgresStore(databaseUrl, { poolSize, connectionTimeoutMs: 30_000 });
-  let peakRss = NaN;
+  const peakRss: PeakRss = { service: NaN, bare: NaN };
   let stolen: number | undefined;
   let settings = '';
   try {
@@ -102,23 +148,25 @@ async function main(): Promise<void> {
     log(loaded.reused ? 'reusing the loaded dataset' : `dataset loaded in ${loaded.seconds.toFixed(0)} s`);
     if (args['load-only']) return;
     const [largest] = organizations(spec) as [OrganizationShape];
-    const service = await startService({
-      DATABASE_URL: databaseUrl,
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: args['log-level'],
-      DATABASE_POOL_SIZE: String(poolSize),
-    });
+    const org = await requireOrganization(store, largest.uid);
+    const service = await startService(
+      { DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: args['log-level'], DATABASE_POOL_SIZE: String(poolSize) },
+      { profileDir: profileDir && path.join(profileDir, 'service') },
+    );
+    const bare = args['no-bare'] ? undefined : await startBareServer(databaseUrl, org.id, poolSize, { profileDir: profileDir && path.join(profileDir, 'bare') });
     const [server] = await store.query<{ version: string; shared_buffers: string }>(
       `SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers`,
     );
     settings = `PostgreSQL ${server?.version}, shared_buffers ${server?.shared_buffers}`;
     try {
       const before = await readCpuTimes();
-      rows.push(...(await runScenarios(store, service, largest, generator)));
+      rows.push(...(await runScenarios(store, service, bare, largest, org.id, generator)));
       stolen = stolenShare(before, await readCpuTimes());
-      peakRss = await service.peakRssMiB();
+      peakRss.service = await service.peakRssMiB();
+      if (bare) peakRss.bare = await bare.peakRssMiB();
     } finally {
       await service.stop();
+      await bare?.stop();
     }
   } finally {
     await store.close();
@@ -131,49 +179,64 @@ async function main(): Promise<void> {
 async function runScenarios(
   store: PostgresStore,
   service: RunningService,
+  bare: RunningService | undefined,
   largest: OrganizationShape,
+  orgId: string,
   generator: LoadGenerator,
 ): Promise<Row[]> {
-  const org = await requireOrganization(store, largest.uid);
   const key = await createApiKey(store, largest.uid);
   const authorization = `Basic ${Buffer.from(`${largest.uid}:${key.key}`).toString('base64')}`;
   const wanted = args.only?.split(',');
   const rows: Row[] = [];
-  for (const scenario of scenarios(spec, largest)) {
-    if (wanted && !wanted.includes(scenario.id)) continue;
-    rows.push(await measureScenario(store, generator, service.url, authorization, org.id, scenario));
+  try {
+    for (const scenario of scenarios(spec, largest)) {
+      if (wanted && !wanted.includes(scenario.id)) continue;
+      for (const connections of connectionCounts) {
+        const load = (target: RunningService, headers: Record<string, string>) =>
+          measureProcess(target, (secs) =>
+            generator.drive({ url: target.url, headers, nextPath: () => `/api/${scenario.path}/?${scenario.nextQuery()}`, connections, seconds: secs }),
+          );
+        log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service`);
+        const measured = await load(service, { authorization });
+        let bareMeasured: ProcessMeasurement | undefined;
+        if (bare) {
+          log(`(${scenario.id}) ${scenario.title}, ${connections} connections: bare handler`);
+          bareMeasured = await load(bare, {});
+        }
+        let ceiling: Measurement | undefined;
+        if (!args['no-ceiling']) {
+          log(`(${scenario.id}) ${scenario.title}, ${connections} connections: database ceiling`);
+          ceiling = await measureCeiling(store, orgId, scenario, connections);
+        }
+        rows.push({
+          id: scenario.id,
+          title: scenario.title,
+          connections,
+          service: measured,
+          bare: bareMeasured,
+          ceiling,
+          targets: targetsOf(scenario.id, measured, bareMeasured),
+        });
+      }
+    }
+  } finally {
+    await store.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
   }
-  await store.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
   return rows;
 }
 
-async function measureScenario(
-  store: Store,
-  generator: LoadGenerator,
-  url: string,
-  authorization: string,
-  orgId: string,
-  scenario: Scenario,
-): Promise<Row> {
-  const load = (secs: number) =>
-    generator.drive({
-      url,
-      headers: { authorization },
-      nextPath: () => `/api/${scenario.path}/?${scenario.nextQuery()}`,
-      connections,
-      seconds: secs,
-    });
-  log(`(${scenario.id}) ${scenario.title}: service`);
-  await load(warmup);
-  const service = await load(seconds);
-  log(`(${scenario.id}) ${scenario.title}: database ceiling`);
-  const ceiling = await measureCeiling(store, orgId, scenario);
-  const [target, met] = (TARGETS[scenario.id] ?? (() => ['—', true]))(service, ceiling);
-  return { id: scenario.id, title: scenario.title, service, ceiling, target, met };
+/** Warm-up, then the measured load with the serving process's CPU time read just before and just after it. */
+async function measureProcess(target: RunningService, drive: (seconds: number) => Promise<Measurement>): Promise<ProcessMeasurement> {
+  await drive(warmup);
+  const before = await target.cpuSeconds();
+  const measured = await drive(seconds);
+  const used = (await target.cpuSeconds()) - before;
+  const answered = measured.requests + measured.failures;
+  return { ...measured, cpuUs: answered === 0 ? NaN : (used * 1e6) / answered };
 }
 
 /** The same SQL the service issues for each request (the list engine's), straight through the driver. */
-async function measureCeiling(store: Store, orgId: string, scenario: Scenario): Promise<Measurement> {
+async function measureCeiling(store: Store, orgId: string, scenario: Scenario, connections: number): Promise<Measurement> {
   const resource = RESOURCES.find((candidate) => candidate.path === scenario.path);
   if (!resource) throw new Error(`no resource ${scenario.path}`);
   // The service's statements, including those it saves by remembering counts and anchors per table version.
@@ -206,30 +269,29 @@ async function runPglite(generator: LoadGenerator): Promise<Row[]> {
       await pglite.close();
     }
     const service = await startService({ DATABASE_URL: `pglite://${dir}`, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: args['log-level'] });
+    const connections = Math.max(...connectionCounts);
     try {
       const scenario = scenarios(spec, org)[0] as Scenario;
       const rows: Row[] = [];
       // PGlite runs one query at a time, so latency at N connections is about
       // N times the single-client figure: both are reported.
       for (const clients of [1, connections]) {
-        const load = (secs: number) =>
+        log(`PGlite (a) ${scenario.title}, ${clients} connection(s): service`);
+        const measured = await measureProcess(service, (secs) =>
           generator.drive({
             url: service.url,
             headers: { authorization },
             nextPath: () => `/api/methods/?${scenario.nextQuery()}`,
             connections: clients,
             seconds: secs,
-          });
-        log(`PGlite (a) ${scenario.title}, ${clients} connection(s): service`);
-        await load(warmup);
-        const measured = await load(seconds);
-        const [target, met] = clients === 1 ? (TARGETS.pglite as (s: Measurement) => [string, boolean])(measured) : ['—', true];
+          }),
+        );
         rows.push({
           id: 'a',
-          title: `PGlite, ${records.toLocaleString('en-US')} records, ${clients} connection${clients === 1 ? '' : 's'}: ${scenario.title}`,
+          title: `PGlite, ${records.toLocaleString('en-US')} records: ${scenario.title}`,
+          connections: clients,
           service: measured,
-          target,
-          met,
+          targets: clients === 1 ? [(LATENCY_TARGETS.pglite as (s: Measurement) => [string, boolean])(measured)] : [],
         });
       }
       return rows;
@@ -253,21 +315,29 @@ async function resetBenchDatabase(store: Store): Promise<void> {
   await store.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
 }
 
-function printTable(rows: readonly Row[], peakRss: number, settings: string, stolen: number | undefined, generator: LoadGenerator): void {
-  const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '—');
+function printTable(rows: readonly Row[], peakRss: PeakRss, settings: string, stolen: number | undefined, generator: LoadGenerator): void {
+  const ms = (value: number | undefined) => (value !== undefined && Number.isFinite(value) ? value.toFixed(1) : '—');
+  const us = (value: number | undefined) => (value !== undefined && Number.isFinite(value) ? value.toFixed(0) : '—');
+  const rate = (value: number | undefined) => (value !== undefined && Number.isFinite(value) ? value.toFixed(0) : '—');
+  const mib = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} MiB` : '—');
   const lines = [
-    `Scale ${spec.scale} (seed ${spec.seed}), ${connections} connections, ${seconds} s per measurement, load generator ${generator.description}, Node ${process.version}, ${settings}.`,
+    `Scale ${spec.scale} (seed ${spec.seed}), ${seconds} s per measurement after ${warmup} s of warm-up, load generator ${generator.description}, service LOG_LEVEL=${args['log-level']}, Node ${process.version}, ${settings}.`,
+    `CPU µs/req: the serving process's user + system CPU time during the measured load (/proc/<pid>/stat) per request answered. Bare: a Fastify handler running the same list-engine call with no auth, hooks, logging or metrics (bench/bare-server.ts).`,
     '',
-    '| scenario | service req/s | p50 ms | p99 ms | ceiling req/s | ceiling p50 ms | ceiling p99 ms | service/ceiling | target | met |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| scenario | conns | service req/s | p50 ms | p99 ms | service CPU µs/req | bare req/s | bare CPU µs/req | service/bare | ceiling req/s | targets | met |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
     ...rows.map((row) => {
-      const c = row.ceiling;
       const failures = row.service.failures > 0 ? ` (${row.service.failures} failed)` : '';
-      return `| (${row.id}) ${row.title}${failures} | ${row.service.perSecond.toFixed(0)} | ${ms(row.service.p50)} | ${ms(row.service.p99)} | ${c ? c.perSecond.toFixed(0) : '—'} | ${c ? ms(c.p50) : '—'} | ${c ? ms(c.p99) : '—'} | ${c ? `${((row.service.perSecond / c.perSecond) * 100).toFixed(0)}%` : '—'} | ${row.target} | ${row.met ? 'yes' : '**no**'} |`;
+      const ratio = row.bare ? `${(row.service.cpuUs / row.bare.cpuUs).toFixed(2)}×` : '—';
+      const targets = row.targets.length === 0 ? '—' : row.targets.map(([label]) => label).join('; ');
+      const missed = row.targets.filter(([, met]) => !met).map(([label]) => label);
+      const met = row.targets.length === 0 ? '—' : missed.length === 0 ? 'yes' : `**no** (${missed.join('; ')})`;
+      return `| (${row.id}) ${row.title}${failures} | ${row.connections} | ${rate(row.service.perSecond)} | ${ms(row.service.p50)} | ${ms(row.service.p99)} | ${us(row.service.cpuUs)} | ${rate(row.bare?.perSecond)} | ${us(row.bare?.cpuUs)} | ${ratio} | ${rate(row.ceiling?.perSecond)} | ${targets} | ${met} |`;
     }),
     '',
-    `Service peak RSS (PostgreSQL run): ${Number.isFinite(peakRss) ? peakRss.toFixed(0) : '—'} MiB (target < 250 MiB: ${peakRss < 250 ? 'met' : '**not met**'}).`,
+    `Service peak RSS (PostgreSQL run): ${mib(peakRss.service)} (target < ${PEAK_RSS_TARGET_MIB} MiB: ${peakRss.service < PEAK_RSS_TARGET_MIB ? 'met' : '**not met**'}); bare handler: ${mib(peakRss.bare)}.`,
     `CPU time taken by other guests of the host (steal) during the PostgreSQL run: ${stolen === undefined ? 'unknown' : `${(stolen * 100).toFixed(1)}%`}.`,
+    ...(profileDir ? [`CPU profiles: ${profileDir}/service and ${profileDir}/bare.`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
