@@ -53,11 +53,11 @@ export interface PaymentMethodPage {
    */
   count: number;
   /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page.
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
    */
   next: string | null;
   /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page.
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
    */
   previous: string | null;
   /**
@@ -121,11 +121,11 @@ export interface CreditLimitPage {
    */
   count: number;
   /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page.
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
    */
   next: string | null;
   /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page.
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
    */
   previous: string | null;
   /**

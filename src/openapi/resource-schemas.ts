@@ -40,7 +40,9 @@ export function pageSchema(resource: ResourceDefinition): JsonObject {
   const link = (which: string) => ({
     type: ['string', 'null'],
     format: 'uri',
-    description: `Absolute URL of the ${which} page, keeping every other parameter; null on the ${which === 'next' ? 'last' : 'first'} page.`,
+    description:
+      `Absolute URL of the ${which} page, keeping every other parameter; null on the ${which === 'next' ? 'last' : 'first'} page. ` +
+      `In a cursor walk its \`cursor\` continues ${which === 'next' ? 'after the last' : 'before the first'} item of this page.`,
     examples: [`https://api.example.com/api/${resource.path}/?page=${which === 'next' ? 3 : 1}`],
   });
   return {

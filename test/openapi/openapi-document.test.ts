@@ -14,7 +14,7 @@ import { renderClientTypes } from '../../scripts/client-types.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
 
 const document = lendingApiDocument();
-type Parameter = { name: string; in: string; required: boolean; schema: JsonObject; example?: unknown };
+type Parameter = { name: string; in: string; required: boolean; schema: JsonObject; description?: string; example?: unknown };
 type Operation = { operationId: string; parameters: Parameter[]; responses: Record<string, JsonObject>; security?: unknown[] };
 const paths = document.paths as Record<string, { get: Operation }>;
 const components = document.components as Record<string, Record<string, JsonObject>>;
@@ -65,14 +65,16 @@ describe('openapi.json', () => {
     }
   });
 
-  it('documents every filter, order_by (each field and its - variant) and page of each list', () => {
+  it('documents every filter, order_by (each field and its - variant), page and cursor of each list', () => {
     for (const resource of RESOURCES) {
       const parameters = paths[`/api/${resource.path}/`]!.get.parameters;
-      expect(parameters.map((parameter) => parameter.name)).toEqual([...resource.filters.map((filter) => filter.param), 'order_by', 'page']);
+      expect(parameters.map((parameter) => parameter.name)).toEqual([...resource.filters.map((filter) => filter.param), 'order_by', 'page', 'cursor']);
       for (const parameter of parameters) {
         expect(parameter.in).toBe('query');
         expect(parameter.required).toBe(false);
-        expect(parameter.example, parameter.name).toBeDefined();
+        // An example would be pre-filled by /docs "Try it out"; it belongs in the description.
+        expect(parameter.example, parameter.name).toBeUndefined();
+        expect(parameter.description, parameter.name).toMatch(parameter.name === 'cursor' ? /cursor=/ : /for example `/i);
       }
       const orderBy = parameters.find((parameter) => parameter.name === 'order_by')!;
       expect(orderBy.schema.enum).toEqual(resource.orderings.flatMap((field) => [field, `-${field}`]));
@@ -80,7 +82,7 @@ describe('openapi.json', () => {
       const createdFrom = parameters.find((parameter) => parameter.name === 'created_from')!;
       // A date alone is accepted too, so the schema must not claim `format: date-time`.
       expect(createdFrom.schema.format).toBeUndefined();
-      expect(createdFrom.schema.examples).toContain('2024-05-01');
+      expect(createdFrom.description).toContain('`2024-05-01`');
     }
   });
 
