@@ -12,6 +12,8 @@ import { migrate, pendingMigrations } from './store/migrate.js';
 import { openStore, type OpenStoreOptions } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
+import { assertSchemaMatches } from './listing/schema-check.js';
+import { RESOURCES } from './resources/index.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -55,6 +57,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
         );
       }
     }
+    await assertSchemaMatches(openedStore, RESOURCES);
     if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute > 0) {
       redis = await connectRedis(config.redisUrl, logger);
     }

@@ -18,9 +18,12 @@ export class PgliteStore implements Store {
     this.description = dataDir ? `pglite://${dataDir}` : 'pglite://memory';
   }
 
-  /** Opens PGlite in `dataDir` (which the caller has locked), or in memory. */
-  static async open(dataDir: string | undefined, lock?: DirectoryLock): Promise<PgliteStore> {
-    const db = dataDir ? new PGlite(dataDir) : new PGlite();
+  /**
+   * Opens PGlite in `dataDir` (which the caller has locked), or in memory;
+   * `loadDataDir` starts it from a `dump()` instead of a fresh cluster.
+   */
+  static async open(dataDir: string | undefined, lock?: DirectoryLock, loadDataDir?: Blob): Promise<PgliteStore> {
+    const db = new PGlite(dataDir, loadDataDir ? { loadDataDir } : {});
     await db.waitReady;
     return new PgliteStore(db, lock, dataDir);
   }
@@ -63,6 +66,11 @@ export class PgliteStore implements Store {
 
   async exec(sql: string): Promise<void> {
     await this.db.exec(sql);
+  }
+
+  /** The whole data directory as an uncompressed tarball, for `open(…, loadDataDir)`. */
+  async dump(): Promise<Blob> {
+    return this.db.dumpDataDir('none');
   }
 
   async ping(): Promise<void> {

@@ -109,9 +109,20 @@ describe('lending-api import, draw, repay, demo (on a pglite directory)', { time
     const badAmount = await runCli(['draw', '--org', 'acme', '--limit', 'cl_1', '--amount', '-3'], url);
     expect(badAmount.code).toBe(1);
     expect(badAmount.stderr).toMatch(/--amount must be greater than 0, got '-3'/);
+    const future = await runCli(['draw', '--org', 'acme', '--limit', 'cl_1', '--amount', '1', '--at', '2099-01-01', '--json'], url);
+    expect(future.code).toBe(1);
+    expect(JSON.parse(future.stdout)).toMatchObject({ error: 'invalid_entry' });
+    expect(future.stderr).toMatch(/the entry's time 2099-01-01T00:00:00.000000Z is in the future/);
     expect(await withDirectStore(dumpAllTables)).toBe(before);
 
-    const repay = await runCli(['repay', '--org', 'acme', '--limit', 'cl_1', '--amount', '1500', '--json'], url);
+    // Backdated: the entry keeps its time, the limit is stamped with the time of the write.
+    const backdated = await runCli(['draw', '--org', 'acme', '--limit', 'cl_1', '--amount', '1', '--at', '2020-01-01', '--json'], url);
+    expect(backdated.code, backdated.stderr).toBe(0);
+    const entry = JSON.parse(backdated.stdout) as { at: string; updated_at: string };
+    expect(entry.at).toBe('2020-01-01T00:00:00.000000Z');
+    expect(entry.updated_at > new Date(Date.now() - 3_600_000).toISOString()).toBe(true);
+
+    const repay = await runCli(['repay', '--org', 'acme', '--limit', 'cl_1', '--amount', '1501', '--json'], url);
     expect(repay.code, repay.stderr).toBe(0);
     expect(JSON.parse(repay.stdout)).toMatchObject({ object: 'repayment', applied: true, outstanding: 0, balance: 50000 });
   });

@@ -4,6 +4,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store, StoreKind } from '../../src/store/store.js';
+import { pgliteTemplate } from './pglite-template.js';
 
 export interface TestStoreVariant {
   readonly kind: StoreKind;
@@ -23,9 +24,10 @@ export function testStoreVariants(): TestStoreVariant[] {
   return variants;
 }
 
+/** A fresh in-memory PGlite with the schema migrated, copied from the shared template. */
 export async function openPgliteTestStore(): Promise<Store> {
-  const store = await PgliteStore.open(undefined);
-  await migrate(store);
+  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate());
+  await migrate(store); // applies nothing unless the template is older than the migrations
   return store;
 }
 

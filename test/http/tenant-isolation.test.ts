@@ -1,5 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
+import { RESOURCES } from '../../src/resources/index.js';
 import { json, useApp, type Page } from '../helpers/app.js';
+import { insertRecords, sampleRecords } from '../helpers/fixtures/index.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
@@ -36,4 +38,32 @@ describeEachStore('tenant isolation', (store) => {
     const own = json(await app().inject({ url: '/api/methods/pm_shared/', headers: { authorization: beta.authorization } }));
     expect(own.last_2).toBe('22');
   });
+});
+
+describeEachStore('tenant isolation in every collection', (store) => {
+  const app = useApp(store);
+
+  for (const resource of RESOURCES) {
+    it(`/api/${resource.path}/ shows each organization only its own records, even under the same uids`, async () => {
+      const alpha = await createTenant(store(), 'Alpha');
+      const beta = await createTenant(store(), 'Beta');
+      const shared = sampleRecords(resource, 3, 1, 'shared');
+      await insertRecords(store(), resource, alpha.org.id, shared.slice(0, 1));
+      await insertRecords(store(), resource, beta.org.id, [...shared, ...sampleRecords(resource, 2, 2, 'beta_only')]);
+
+      const alphaPage = json<Page>(await app().inject({ url: `/api/${resource.path}/`, headers: { authorization: alpha.authorization } }));
+      expect(alphaPage.count).toBe(1);
+      expect(alphaPage.items.map((item) => item.uid)).toEqual(['shared_0']);
+      const betaPage = json<Page>(await app().inject({ url: `/api/${resource.path}/`, headers: { authorization: beta.authorization } }));
+      expect(betaPage.count).toBe(5);
+
+      for (const uid of ['shared_1', 'beta_only_0']) {
+        const response = await app().inject({ url: `/api/${resource.path}/${uid}/`, headers: { authorization: alpha.authorization } });
+        expect(response.statusCode).toBe(404);
+        expect(json(response)).toMatchObject({ code: 'not_found' });
+      }
+      const own = await app().inject({ url: `/api/${resource.path}/shared_0/`, headers: { authorization: alpha.authorization } });
+      expect(own.statusCode).toBe(200);
+    });
+  }
 });

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
+import { assertSchemaMatches } from '../../listing/schema-check.js';
+import { RESOURCES } from '../../resources/index.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import { print, type OutputOptions } from '../output.js';
@@ -14,6 +16,7 @@ export function registerMigrate(program: Command): void {
       const store = await openStore(config.store, { poolSize: 1, lockWaitMs: config.pgliteLockTimeoutMs });
       try {
         const applied = await migrate(store);
+        await assertSchemaMatches(store, RESOURCES);
         const names = applied.map((m) => `${String(m.version).padStart(3, '0')}_${m.name}`);
         print(
           options,
