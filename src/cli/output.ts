@@ -14,11 +14,23 @@ export function print(options: OutputOptions, value: unknown, human: string): vo
 
 /** Error messages a user can act on go to stderr plainly; anything else with its stack. */
 export function reportError(error: unknown): void {
+  if (isReadOnlyDatabase(error)) {
+    process.stderr.write(`lending-api: ${READ_ONLY_DATABASE}\n`);
+    return;
+  }
   const expected =
     error instanceof DomainError || error instanceof ConfigError || error instanceof DirectoryLockedError || isUsageError(error);
   if (expected) process.stderr.write(`lending-api: ${(error as Error).message}\n`);
   else if (error instanceof Error) process.stderr.write(`lending-api: ${error.message}\n${process.env.DEBUG ? `${error.stack}\n` : ''}`);
   else process.stderr.write(`lending-api: ${String(error)}\n`);
+}
+
+const READ_ONLY_DATABASE =
+  "DATABASE_URL points at a read-only standby (a replica): run writes (import, draw, repay, org, key, migrate) against the primary";
+
+/** SQLSTATE 25006, read_only_sql_transaction: a write sent to a hot standby. */
+function isReadOnlyDatabase(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === '25006';
 }
 
 function isUsageError(error: unknown): boolean {

@@ -131,6 +131,10 @@ describe.runIf(binDir)('faults in a primary + two standbys topology, under load'
   });
 
   it('the primary lost: the synchronous standby promoted with pg_ctl promote; the node on it sees writes made there and serves limits, no restart', async () => {
+    // A write sent to a standby fails with a message that says so.
+    const onStandby = await runCli(['draw', '--org', tenant.org.uid, '--limit', 'cl_1', '--amount', '1.00'], topology.asyncReplica.url);
+    expect(onStandby.code).toBe(1);
+    expect(onStandby.stderr).toMatch(/read-only standby .*against the primary/);
     await topology.primary.stop();
     expect((await get(onSync, '/api/limits/cl_1/')).body.outstanding).toBe(0);
     await topology.syncReplica.promote();

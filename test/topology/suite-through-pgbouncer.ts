@@ -10,6 +10,8 @@
  * (DATABASE_PREPARED_STATEMENTS=false), as a service behind it is configured.
  */
 import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { startPgBouncer, type PoolMode } from '../helpers/topology.js';
 
 /** The suites that run on PostgreSQL through the store helper (describeEachStore). */
@@ -24,9 +26,12 @@ const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.
 const bouncer = await startPgBouncer({ port: Number(target.port || 5432) }, mode);
 const paths = process.argv.length > 3 ? process.argv.slice(3) : SUITES_THROUGH_PGBOUNCER;
 console.log(`suites through PgBouncer (${mode} mode, port ${bouncer.port}): ${paths.join(' ')}`);
+// That suite asserts named statements' generic plans, which transaction mode turns off by design.
+const excludedFiles = [...(mode === 'transaction' ? ['test/listing/generic-plans.test.ts'] : []), ...(await ownConnectionSuites(paths))];
+// The others open extra pools with the `options` startup parameter, which PgBouncer 1.18 refuses.
+console.log(`left out: ${excludedFiles.join(' ') || 'none'}`);
+const excluded = excludedFiles.flatMap((file) => ['--exclude', file]);
 const code = await new Promise<number>((resolve) => {
-  // That suite asserts named statements' generic plans, which transaction mode turns off by design.
-  const excluded = mode === 'transaction' ? ['--exclude', 'test/listing/generic-plans.test.ts'] : [];
   const child = spawn('npx', ['vitest', 'run', ...excluded, ...paths], {
     stdio: 'inherit',
     env: {
@@ -40,3 +45,18 @@ const code = await new Promise<number>((resolve) => {
 });
 await bouncer.destroy();
 process.exit(code);
+
+/** Test files under `paths` that open extra pools with a search_path of their own (`searchPath`, `postgresUrlWithSchema`). */
+async function ownConnectionSuites(roots: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  const visit = async (entry: string): Promise<void> => {
+    if (entry.endsWith('.test.ts')) {
+      if (/searchPath:|postgresUrlWithSchema\(/.test(await readFile(entry, 'utf8'))) found.push(entry);
+      return;
+    }
+    const children = await readdir(entry, { withFileTypes: true }).catch(() => []);
+    for (const child of children) await visit(path.join(entry, child.name));
+  };
+  for (const root of roots) await visit(root);
+  return found;
+}
