@@ -51,7 +51,8 @@ describe.runIf(binDir)('lending-api serve on SIGTERM', () => {
   });
 
   it('stops accepting, finishes the request in flight, closes the pool and exits 0', async () => {
-    server = await spawnServer([], { DATABASE_URL: postgres.url });
+    // No per-request database budget: the request must stay in flight, blocked on a lock, for as long as the test needs.
+    server = await spawnServer([], { DATABASE_URL: postgres.url, DATABASE_REQUEST_BUDGET_MS: '0' });
     const running = server;
     expect((await get(`${running.url}/readyz`)).status).toBe(200);
 
