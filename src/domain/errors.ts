@@ -21,6 +21,9 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const PROBLEM_TYPE_BASE = 'https://lending-api.dev/problems/';
 
+/** The media type of every error response (RFC 9457). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
 export function problemType(code: ErrorCode): string {
   return PROBLEM_TYPE_BASE + code.replaceAll('_', '-');
 }

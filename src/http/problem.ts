@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from '../store/store.js';
-import { ApiError, ERROR_CODES, problemType, type ErrorCode } from '../domain/errors.js';
+import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export { PROBLEM_CONTENT_TYPE };
 
 export interface ProblemDocument {
   type: string;

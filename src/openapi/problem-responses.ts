@@ -1,6 +1,6 @@
 import { WWW_AUTHENTICATE } from '../auth/basic-auth-hook.js';
 import { ERROR_CODES, problemType, type ErrorCode } from '../domain/errors.js';
-import { PROBLEM_CONTENT_TYPE } from '../http/problem.js';
+import { PROBLEM_CONTENT_TYPE } from '../domain/errors.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 
 const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];

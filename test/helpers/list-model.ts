@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import type { ResourceDefinition } from '../../src/listing/resource-definition.js';
+import { fixtureFor } from './fixtures/index.js';
 
 /*
  * A plain in-memory model of the list endpoints' filtering and ordering, and
@@ -111,3 +113,56 @@ export function rangeIsEmpty(query: Record<string, string>): boolean {
   );
 }
 
+
+/** A random query for any collection, with the stored value each equality filter matches. */
+export interface ModelQuery {
+  readonly query: Record<string, string>;
+  readonly matches: Record<string, string>;
+}
+
+export function definitionQueryArbitrary(resource: ResourceDefinition): fc.Arbitrary<ModelQuery> {
+  const fixture = fixtureFor(resource);
+  const parts: Record<string, fc.Arbitrary<readonly [string, string] | undefined>> = {};
+  for (const filter of resource.filters) {
+    if (filter.operator === '=') {
+      const values = fixture.equalityValues[filter.param];
+      if (!values) throw new Error(`test/helpers/fixtures/${resource.path}.ts: no equalityValues for filter ${filter.param}`);
+      parts[filter.param] = sometimes(values);
+    } else parts[filter.param] = sometimes(boundValue.map((value) => [value, value] as const));
+  }
+  parts.order_by = sometimes(fc.constantFrom(...resource.orderings.flatMap((field) => [field, `-${field}`])).map((value) => [value, value] as const));
+  return fc.record(parts).map((picked) => {
+    const entries = Object.entries(picked).filter((entry): entry is [string, readonly [string, string]] => entry[1] !== undefined);
+    return {
+      query: Object.fromEntries(entries.map(([param, [raw]]) => [param, raw])),
+      matches: Object.fromEntries(entries.map(([param, [, stored]]) => [param, stored])),
+    };
+  });
+}
+
+/** The model for any collection: inclusive time bounds (a date as its whole day), exact equality, AND, (field, id) ordering. */
+export function expectedForDefinition(resource: ResourceDefinition, rows: Row[], { query, matches }: ModelQuery): Row[] {
+  const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
+  const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
+  const matching = rows.filter((row) =>
+    resource.filters.every((filter) => {
+      const raw = query[filter.param];
+      if (raw === undefined) return true;
+      const value = row[filter.field]!;
+      if (filter.operator === '>=') return value >= lower(raw);
+      if (filter.operator === '<=') return value <= upper(raw);
+      return value === matches[filter.param];
+    }),
+  );
+  const orderBy = query.order_by ?? resource.defaultOrdering;
+  const field = orderBy.replace(/^-/, '');
+  const numeric = resource.fields[field]?.type === 'decimal';
+  const compare = (a: Row, b: Row) => {
+    const x = a[field]!;
+    const y = b[field]!;
+    const byField = numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0;
+    return byField !== 0 ? byField : Number(a.id) - Number(b.id);
+  };
+  const sorted = [...matching].sort(compare);
+  return orderBy.startsWith('-') ? sorted.reverse() : sorted;
+}

@@ -1,10 +1,12 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { json, useApp, type Page } from '../helpers/app.js';
-import { insertCreditLimits, insertPaymentMethods, type CreditLimitRow, type PaymentMethodRow } from '../helpers/records.js';
+import { RESOURCES } from '../../src/resources/index.js';
+import { fixtureFor, insertRecords, modelRecord } from '../helpers/fixtures/index.js';
+import { insertPaymentMethods } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
-import { expectedRecords, limitRow, methodRow, queryArbitrary, rangeIsEmpty, scenarios, type Row } from '../helpers/list-model.js';
+import { definitionQueryArbitrary, expectedForDefinition, rangeIsEmpty, type Row } from '../helpers/list-model.js';
 
 /*
  * The API against a plain in-memory model of filtering, ordering and paging,
@@ -14,33 +16,31 @@ import { expectedRecords, limitRow, methodRow, queryArbitrary, rangeIsEmpty, sce
 describeEachStore('list endpoints against an in-memory model', (store) => {
   const app = useApp(store);
 
-  for (const scenario of scenarios) {
-    it(`GET /api/${scenario.path}/ matches the model for random data and queries`, async () => {
+  for (const resource of RESOURCES) {
+    it(`GET /api/${resource.path}/ matches the model for random data and queries`, async () => {
+      const fixture = fixtureFor(resource);
       let orderedComparisons = 0;
       await fc.assert(
         fc.asyncProperty(
-          fc.array((scenario.path === 'methods' ? methodRow : limitRow) as fc.Arbitrary<Record<string, string>>, { minLength: 3, maxLength: 34 }),
-          fc.array(fc.tuple(queryArbitrary(scenario), fc.oneof(fc.constant(0), fc.nat({ max: 4 }))), { minLength: 1, maxLength: 4 }),
+          fc.array(fixture.record, { minLength: 3, maxLength: 34 }),
+          fc.array(fc.tuple(definitionQueryArbitrary(resource), fc.oneof(fc.constant(0), fc.nat({ max: 4 }))), { minLength: 1, maxLength: 4 }),
           async (generated, queries) => {
             const tenant = await createTenant(store());
-            const rows: Row[] = generated.map((row, i) => ({ ...row, uid: `${scenario.path}_${i}`, id: String(i) }));
-            if (scenario.path === 'methods') await insertPaymentMethods(store(), tenant.org.id, rows as unknown as PaymentMethodRow[]);
-            else await insertCreditLimits(store(), tenant.org.id, rows as unknown as CreditLimitRow[]);
-            const modelRows = rows.map((row) =>
-              scenario.path === 'limits' ? { ...row, balance: (Number(row.capacity) - Number(row.outstanding)).toFixed(2) } : row,
-            );
+            const rows: Row[] = generated.map((row, i) => ({ ...row, uid: `${resource.path}_${i}` }));
+            await insertRecords(store(), resource, tenant.org.id, rows);
+            const modelRows = rows.map((row, i): Row => ({ ...modelRecord(resource, row), id: String(i) }));
 
-            for (const [query, pageOffset] of queries) {
-              const params = Object.entries(query) as [string, string][];
-              const search = new URLSearchParams(params);
-              const base = `/api/${scenario.path}/?${search.toString()}`;
+            for (const [modelQuery, pageOffset] of queries) {
+              const { query } = modelQuery;
+              const search = new URLSearchParams(Object.entries(query));
+              const base = `/api/${resource.path}/?${search.toString()}`;
               const headers = { authorization: tenant.authorization };
               if (rangeIsEmpty(query)) {
                 const response = await app().inject({ url: base, headers });
                 expect(response.statusCode).toBe(422);
                 continue;
               }
-              const expected = expectedRecords(modelRows, query, scenario.numeric);
+              const expected = expectedForDefinition(resource, modelRows, modelQuery);
               const lastPage = Math.max(1, Math.ceil(expected.length / 10));
               const page = 1 + pageOffset;
               const response = await app().inject({ url: `${base}&page=${page}`, headers });
@@ -56,11 +56,11 @@ describeEachStore('list endpoints against an in-memory model', (store) => {
               if (body.items.length >= 2) orderedComparisons += 1;
               expect(body.next !== null).toBe(page < lastPage);
               expect(body.previous !== null).toBe(page > 1);
-              if (scenario.path === 'limits') {
-                for (const item of body.items) {
-                  const row = modelRows.find((r) => r.uid === item.uid)!;
-                  expect(item.balance).toBe(Number(row.balance));
-                  expect(item.outstanding).toBe(Number(row.outstanding));
+              for (const item of body.items) {
+                const row = modelRows.find((candidate) => candidate.uid === item.uid)!;
+                for (const [name, field] of Object.entries(resource.fields)) {
+                  if (field.type === 'decimal') expect(item[name], name).toBe(Number(row[field.column]));
+                  else expect(item[name], name).toBe(row[field.column]);
                 }
               }
             }
