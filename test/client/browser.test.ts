@@ -44,7 +44,7 @@ describe.skipIf(skip)('the SDK in a browser', () => {
     app = await buildApp({ store });
     baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await browser?.close();
     await app?.close();
