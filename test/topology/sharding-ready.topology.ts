@@ -5,7 +5,8 @@ import { listRecords, retrieveRecord } from '../../src/listing/list-records.js';
 import { parseListQuery } from '../../src/listing/query-parser.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import type { QueryOptions, Store, Transaction } from '../../src/store/store.js';
-import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { insertRecords, sampleRecords } from '../helpers/fixtures/index.js';
+import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -14,7 +15,7 @@ import { createTenant } from '../helpers/tenants.js';
  * small, read by id at authentication, never listed. Every other table is
  * sharded by org_id (docs/scaling.md).
  */
-const REFERENCE_TABLES = ['organizations', 'api_keys', 'schema_migrations'];
+const REFERENCE_TABLES = ['organizations', 'api_keys', 'schema_migrations', 'installation_secrets'];
 
 /** A Store that records every statement text it is given, in transactions too. */
 function recording(store: Store): { store: Store; statements: string[] } {
@@ -53,18 +54,22 @@ describeEachStore('sharding-ready schema and statements', (store) => {
 
   it('filters on one org_id in every statement the list engine and the ledger run', async () => {
     const tenant = await createTenant(store());
-    await insertPaymentMethods(store(), tenant.org.id, Array.from({ length: 25 }, (_, i) => paymentMethod({ uid: `pm_${i}`, entity: `ent_${i % 3}` })));
-    await insertCreditLimits(store(), tenant.org.id, Array.from({ length: 25 }, (_, i) => creditLimit({ uid: `cl_${i}`, entity: `ent_${i % 3}`, capacity: '100.00' })));
+    for (const resource of RESOURCES) await insertRecords(store(), resource, tenant.org.id, sampleRecords(resource, 25));
+    await insertCreditLimits(store(), tenant.org.id, [creditLimit({ uid: 'cl_1', entity: 'ent_1', capacity: '100.00' })]);
     const { store: recorded, statements } = recording(store());
     // Small anchor stride, so deep pages go through the anchored statements too.
     const cache = new ListCache({ entries: 100, anchorStride: 10, maxAnchors: 1000 });
     for (const resource of RESOURCES) {
-      for (const raw of ['', 'page=2', 'page=3', 'entity=ent_1', 'order_by=-created_at&page=2', 'created_from=2020-01-01T00:00:00Z', 'order_by=entity']) {
+      const equality = resource.filters.find((filter) => filter.operator === '=');
+      const sample = sampleRecords(resource, 2)[1]!;
+      const byValue = equality ? [`${equality.param}=${encodeURIComponent(sample[resource.fields[equality.field]!.column] ?? '')}`] : [];
+      const byLastOrdering = `order_by=${resource.orderings[resource.orderings.length - 1]}`;
+      for (const raw of ['', 'page=2', 'page=3', ...byValue, 'order_by=-created_at&page=2', 'created_from=2020-01-01T00:00:00Z', byLastOrdering]) {
         const query = parseListQuery(resource, raw);
         await listRecords(recorded, resource, tenant.org.id, query, cache);
         await listRecords(recorded, resource, tenant.org.id, query, undefined);
       }
-      await retrieveRecord(recorded, resource, tenant.org.id, resource.path === 'limits' ? 'cl_1' : 'pm_1');
+      await retrieveRecord(recorded, resource, tenant.org.id, `${resource.path}_1`);
     }
     await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
     await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
