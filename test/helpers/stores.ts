@@ -65,18 +65,40 @@ export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''
 }
 
 /**
+ * One PostgreSQL schema per test file: the suites of a file share it (each
+ * test makes its own tenants), opened by the first suite and dropped after
+ * the last one. Vitest collects every suite of a file before running any,
+ * so the count of users is complete before the first one closes.
+ */
+const sharedPostgres = { users: 0, store: undefined as Promise<Store> | undefined };
+
+function openVariant(variant: TestStoreVariant): { open(): Promise<Store>; close(store: Store | undefined): Promise<void> } {
+  if (variant.kind !== 'postgres') return { open: () => variant.open(), close: async (store) => store?.close() };
+  sharedPostgres.users += 1;
+  return {
+    open: () => (sharedPostgres.store ??= variant.open()),
+    close: async () => {
+      sharedPostgres.users -= 1;
+      if (sharedPostgres.users === 0) await (await sharedPostgres.store)?.close();
+    },
+  };
+}
+
+/**
  * Declares `body` once per store, inside `describe('on <kind>')`, with a
- * migrated store opened before and closed after.
+ * migrated store opened before and closed after: a fresh copy of the PGlite
+ * template per suite, the file's schema on PostgreSQL.
  */
 export function describeEachStore(title: string, body: (store: () => Store, kind: StoreKind) => void): void {
   for (const variant of testStoreVariants()) {
     describe(`${title} (on ${variant.kind})`, () => {
+      const lifecycle = openVariant(variant);
       let store: Store | undefined;
       beforeAll(async () => {
-        store = await variant.open();
+        store = await lifecycle.open();
       });
       afterAll(async () => {
-        await store?.close();
+        await lifecycle.close(store);
       });
       body(() => {
         if (!store) throw new Error('store not open yet');
