@@ -173,11 +173,11 @@ export interface EntityPage {
    */
   count: number;
   /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page.
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
    */
   next: string | null;
   /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page.
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
    */
   previous: string | null;
   /**

@@ -22,7 +22,7 @@ export const entities: ResourceDefinition = {
   table: 'entities',
   countedRows: true,
   fields: {
-    uid: uidField('ent'),
+    uid: uidField('ent', 'ent_demo_01'),
     name: { column: 'name', type: 'string', description: 'Legal or trading name.', example: 'Acme Trading Ltd' },
     country: { column: 'country', type: 'string', description: 'Country of registration: ISO 3166-1 alpha-2, upper case.', example: 'GB' },
     created_at: createdAtField,

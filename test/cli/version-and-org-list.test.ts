@@ -6,6 +6,7 @@ import { createApiKey, createOrganization, revokeApiKey } from '../../src/auth/o
 import { migrate } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
+import { createExpiredApiKey } from '../helpers/tenants.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
 const CLI_TIMEOUT = 300_000;
@@ -37,7 +38,7 @@ describe('lending-api --version and org list', { timeout: CLI_TIMEOUT }, () => {
       await createOrganization(store, 'Beta', 'org_beta');
       const revoked = await createApiKey(store, 'org_acme');
       await createApiKey(store, 'org_acme');
-      await createApiKey(store, 'org_beta', '2020-01-01T00:00:00.000000Z');
+      await createExpiredApiKey(store, 'org_beta');
       await revokeApiKey(store, revoked.id);
     } finally {
       await store.close();

@@ -20,3 +20,13 @@ export async function createTenant(db: Queryable, name = 'Test Lender'): Promise
   const key = await createApiKey(db, org.uid);
   return { org, keyId: key.id, apiKey: key.key, authorization: basicAuthorization(org.uid, key.key) };
 }
+
+/**
+ * A key that has expired: created with a future expiry (createApiKey refuses
+ * a past one), then moved into the past, as time would.
+ */
+export async function createExpiredApiKey(db: Queryable, orgUid: string): Promise<{ id: string; key: string }> {
+  const key = await createApiKey(db, orgUid, '2999-01-01T00:00:00.000000Z');
+  await db.query(`UPDATE api_keys SET expires_at = '2020-01-01T00:00:00Z' WHERE id = $1`, [key.id]);
+  return key;
+}

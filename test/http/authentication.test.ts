@@ -3,7 +3,7 @@ import { createApiKey, revokeApiKey } from '../../src/auth/organizations.js';
 import { json, useApp } from '../helpers/app.js';
 import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
-import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
+import { basicAuthorization, createExpiredApiKey, createTenant, type Tenant } from '../helpers/tenants.js';
 
 describeEachStore('HTTP Basic authentication', (store) => {
   const app = useApp(store);
@@ -71,7 +71,7 @@ describeEachStore('HTTP Basic authentication', (store) => {
   });
 
   it('rejects an expired key and accepts one that expires later', async () => {
-    const expired = await createApiKey(store(), tenant.org.uid, '2020-01-01T00:00:00.000000Z');
+    const expired = await createExpiredApiKey(store(), tenant.org.uid);
     await expectUnauthorized({ authorization: basicAuthorization(tenant.org.uid, expired.key) });
     const later = await createApiKey(store(), tenant.org.uid, '2999-01-01T00:00:00.000000Z');
     const response = await app().inject({ url: '/api/methods/', headers: { authorization: basicAuthorization(tenant.org.uid, later.key) } });
