@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { ResourceDefinition } from '../../src/listing/resource-definition.js';
 import { fixtureFor } from './fixtures/index.js';
+import { DATES, ENTITIES, instant, INSTANTS } from './fixtures/pools.js';
 
 /*
  * A plain in-memory model of the list endpoints' filtering and ordering, and
@@ -8,23 +9,13 @@ import { fixtureFor } from './fixtures/index.js';
  * ties (and the id tie-breaker) are common.
  */
 
-export const INSTANTS = [
-  '2024-05-01T00:00:00.000000Z',
-  '2024-05-01T10:00:00.123456Z',
-  '2024-05-01T10:00:00.123457Z',
-  '2024-05-01T23:59:59.999999Z',
-  '2024-05-02T00:00:00.000000Z',
-  '2024-05-03T08:30:00.500000Z',
-];
-export const DATES = ['2024-04-30', '2024-05-01', '2024-05-02', '2024-05-03'];
-export const ENTITIES = ['ent_a', 'ent_B', 'ent_c'];
+export { DATES, ENTITIES, instant, INSTANTS };
 export const CURRENCIES = ['USD', 'EUR', 'JPY'];
 export const TYPES = ['ACH', 'SEPA', 'BACS', 'WIRE', 'CARD'];
 export const AMOUNTS = ['0.00', '0.01', '100.00', '100.50', '99999.99'];
 
 export type Row = Record<string, string>;
 
-export const instant = fc.constantFrom(...INSTANTS);
 export const boundValue = fc.oneof(instant, fc.constantFrom(...DATES));
 
 export const methodRow = fc.record({
