@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { spawnServer, type SpawnedServer } from './spawn-server.js';
 import { freePort } from './temp-postgres.js';
 
 const run = promisify(execFile);
@@ -304,6 +305,37 @@ export async function startPgBouncer(target: { port: number }, mode: PoolMode, p
       child.kill('SIGTERM');
       await exited;
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A `serve` process on each database of a topology, and a way to stop them all. */
+export interface NodePerDatabase {
+  readonly onPrimary: SpawnedServer;
+  /** With REPLICA_LIMITS=sync: it answers credit limits. */
+  readonly onSync: SpawnedServer;
+  /** With the default REPLICA_LIMITS=refuse. */
+  readonly onAsync: SpawnedServer;
+  stop(): Promise<void>;
+}
+
+export async function serveEachDatabase(topology: ReplicationTopology, env: Readonly<Record<string, string>> = {}): Promise<NodePerDatabase> {
+  const serve = (url: string, replicaLimits?: string) =>
+    spawnServer([], { DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: '0', ...env, ...(replicaLimits ? { REPLICA_LIMITS: replicaLimits } : {}) });
+  const [onPrimary, onSync, onAsync] = await Promise.all([
+    serve(topology.primary.url),
+    serve(topology.syncReplica.url, 'sync'),
+    serve(topology.asyncReplica.url),
+  ]);
+  return {
+    onPrimary,
+    onSync,
+    onAsync,
+    stop: async () => {
+      for (const server of [onPrimary, onSync, onAsync]) {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
     },
   };
 }

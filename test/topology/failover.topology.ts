@@ -5,10 +5,10 @@ import { StoreUnavailableError } from '../../src/store/store.js';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
 import { runCli } from '../helpers/cli.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import type { SpawnedServer } from '../helpers/spawn-server.js';
 import { postgresBinDir } from '../helpers/temp-postgres.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
-import { createReplicationTopology, type ReplicationTopology } from '../helpers/topology.js';
+import { createReplicationTopology, serveEachDatabase, type NodePerDatabase, type ReplicationTopology } from '../helpers/topology.js';
 import { eventually, failures, sleep, startLoad, statusCounts, type LoadTarget } from './load.js';
 
 const binDir = postgresBinDir();
@@ -22,6 +22,7 @@ describe.runIf(binDir)('faults in a primary + two standbys topology, under load'
   let onPrimary: SpawnedServer;
   let onSync: SpawnedServer;
   let onAsync: SpawnedServer;
+  let nodes: NodePerDatabase | undefined;
 
   const READS = ['/api/methods/', '/api/methods/?page=2&currency=usd', '/api/methods/pm_3/', '/api/methods/?entity=ent_1'];
   const LIMIT_READS = ['/api/limits/', '/api/limits/cl_1/'];
@@ -49,22 +50,11 @@ describe.runIf(binDir)('faults in a primary + two standbys topology, under load'
     await insertCreditLimits(store, tenant.org.id, [creditLimit({ uid: 'cl_1', capacity: '1000.00' })]);
     await store.close();
     await topology.caughtUp();
-    const env = (url: string, replicaLimits?: string) => ({
-      DATABASE_URL: url,
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...(replicaLimits ? { REPLICA_LIMITS: replicaLimits } : {}),
-    });
-    [onPrimary, onSync, onAsync] = await Promise.all([
-      spawnServer([], env(topology.primary.url)),
-      spawnServer([], env(topology.syncReplica.url, 'sync')),
-      spawnServer([], env(topology.asyncReplica.url)),
-    ]);
+    nodes = await serveEachDatabase(topology);
+    ({ onPrimary, onSync, onAsync } = nodes);
   });
   afterAll(async () => {
-    for (const server of [onPrimary, onSync, onAsync]) {
-      server?.child.kill('SIGTERM');
-      await server?.exited;
-    }
+    await nodes?.stop();
     await topology?.destroy();
   });
 

@@ -3,10 +3,10 @@ import { applyLedgerEntry } from '../../src/ledger/index.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import type { SpawnedServer } from '../helpers/spawn-server.js';
 import { postgresBinDir } from '../helpers/temp-postgres.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
-import { createReplicationTopology, type ReplicationTopology } from '../helpers/topology.js';
+import { createReplicationTopology, serveEachDatabase, type NodePerDatabase, type ReplicationTopology } from '../helpers/topology.js';
 
 const binDir = postgresBinDir();
 const PUBLIC_URL = 'https://lending.example';
@@ -18,6 +18,7 @@ describe.runIf(binDir)('serve on a primary, a synchronous standby and an asynchr
   let onPrimary: SpawnedServer;
   let onSync: SpawnedServer;
   let onAsync: SpawnedServer;
+  let nodes: NodePerDatabase | undefined;
 
   beforeAll(async () => {
     topology = await createReplicationTopology(binDir ?? '');
@@ -38,23 +39,11 @@ describe.runIf(binDir)('serve on a primary, a synchronous standby and an asynchr
       Array.from({ length: 23 }, (_, i) => creditLimit({ uid: `cl_${i}`, entity: `ent_${i % 3}`, capacity: String(1000 + i * 100) + '.00', created_at: day(i) })),
     );
     await topology.caughtUp();
-    const env = (url: string, replicaLimits?: string) => ({
-      DATABASE_URL: url,
-      PUBLIC_URL,
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...(replicaLimits ? { REPLICA_LIMITS: replicaLimits } : {}),
-    });
-    [onPrimary, onSync, onAsync] = await Promise.all([
-      spawnServer([], env(topology.primary.url)),
-      spawnServer([], env(topology.syncReplica.url, 'sync')),
-      spawnServer([], env(topology.asyncReplica.url)),
-    ]);
+    nodes = await serveEachDatabase(topology, { PUBLIC_URL });
+    ({ onPrimary, onSync, onAsync } = nodes);
   });
   afterAll(async () => {
-    for (const server of [onPrimary, onSync, onAsync]) {
-      server?.child.kill('SIGTERM');
-      await server?.exited;
-    }
+    await nodes?.stop();
     await primaryStore?.close();
     await topology?.destroy();
   });
