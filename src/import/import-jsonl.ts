@@ -102,9 +102,11 @@ export async function importJsonl(
       // Many mid-sized statements: compiling each one costs more than it
       // saves. And every lookup here fetches one row by a unique key, which
       // a plain index scan does best; without statistics (a first big
-      // import) the planner may pick a bitmap scan for it instead.
+      // import) the planner may pick a bitmap scan for it instead. The
+      // ledger lines' sorts (file order, first line per id, running sums)
+      // hold a whole file's lines: in memory rather than spilled to disk.
       // Ledger lines and capacities move balances: like `draw`, success only once the synchronous standby shows them.
-      await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
+      await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; SET LOCAL work_mem = '64MB'; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_LINES_TABLE);
       const records = await RecordMerger.start(tx, org.id);
@@ -248,7 +250,7 @@ async function finish(
   const collections = await records.counts();
   await checkLedgerLines(tx, orgId, errors, maxErrors);
   // Writes nothing once any line is invalid, but still finds every overdraw.
-  const ledger = await applyLedgerLines(tx, orgId, errors);
+  const ledger = await applyLedgerLines(tx, orgId, errors, maxErrors);
   if (errors.total > 0) throw errors.toError();
   return {
     lines,

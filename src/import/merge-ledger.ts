@@ -21,11 +21,16 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
  * with different content (earlier in the file, or already recorded).
  */
 export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
+  // A limit is looked up once, not once per line that names it (a file
+  // typically holds several lines per limit).
   await tx.query(
     `CREATE TEMP TABLE import_ledger ON COMMIT DROP AS
-     SELECT s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, l.id AS limit_id
+     SELECT s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, r.limit_id
        FROM ${LEDGER_LINES_TABLE} s
-       LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = s.limit_uid OFFSET 0) l ON true`,
+       LEFT JOIN (SELECT u.limit_uid, l.id AS limit_id
+                    FROM (SELECT DISTINCT limit_uid FROM ${LEDGER_LINES_TABLE}) u
+                    JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true) r
+         ON r.limit_uid = s.limit_uid`,
     [orgId],
   );
   await tx.query(
@@ -54,29 +59,11 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
     [],
     (row) => `ledger id '${row.id}' is used on line ${row.first_line} with different content`,
   );
-  // Staged ids are COLLATE "C", ledger_entries.id has the database's collation:
-  // compared as they are, the (org_id, id) index cannot serve the lookup and
-  // every line scanned all of the organization's entries (quadratic re-imports:
-  // 5,000 lines took 22 s, 0.98 s with the index).
-  await collectLineErrors<{ line: string; id: string; kind: string; amount: string; limit_uid: string; at: string }>(
-    tx,
-    errors,
-    maxErrors,
-    `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
-            to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
-       FROM import_ledger_first f
-       JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0) x ON true
-       JOIN credit_limits l ON l.id = x.limit_id
-      WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
-         OR (f.at IS NOT NULL AND x.at <> f.at)`,
-    [orgId],
-    (row) => `ledger entry '${row.id}' already exists with different content (${row.kind} of ${row.amount} on ${row.limit_uid} at ${row.at})`,
-  );
 }
 
 /**
  * Applies the new ledger entries in file order, all or nothing. The limits
- * they touch are locked first (in id order, so two imports cannot
+ * the lines name are locked first (in id order, so two imports cannot
  * deadlock); then every entry that would take its limit above the capacity
  * or below zero, given the accepted entries before it, is reported with its
  * line. Nothing is written once `errors` holds any line (this one's or an
@@ -88,7 +75,15 @@ export async function applyLedgerLines(
   tx: Queryable,
   orgId: string,
   errors: LineErrorList,
+  maxErrors: number,
 ): Promise<LedgerCounts> {
+  // Locked before the lines already recorded are set aside: a single entry
+  // (draw/repay, HTTP) with one of the file's ids holds its limit until it
+  // commits, so after this lock the lookup below sees it, and the INSERT
+  // cannot then collide with it.
+  await tx.query(
+    `SELECT 1 FROM credit_limits WHERE id IN (SELECT DISTINCT limit_id FROM import_ledger_first) ORDER BY id FOR UPDATE`,
+  );
   await tx.query(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
      SELECT f.line, f.id, f.kind, f.amount, coalesce(f.at, now()) AS at, f.limit_id,
@@ -96,6 +91,28 @@ export async function applyLedgerLines(
        FROM import_ledger_first f
       WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0)`,
     [orgId],
+  );
+  // The lines already recorded must hold the same content. Checked after the
+  // limits are locked and the new lines set aside, so that an entry recorded
+  // concurrently in between is checked too, and only on the lines not new
+  // (a first import probes no entry twice).
+  // Staged ids are COLLATE "C", ledger_entries.id has the database's collation:
+  // compared as they are, the (org_id, id) index cannot serve the lookup and
+  // every line scanned all of the organization's entries (quadratic re-imports:
+  // 5,000 lines took 22 s, 0.98 s with the index).
+  await collectLineErrors<{ line: string; id: string; kind: string; amount: string; limit_uid: string; at: string }>(
+    tx,
+    errors,
+    maxErrors,
+    `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
+            to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
+       FROM (SELECT * FROM import_ledger_first f WHERE NOT EXISTS (SELECT 1 FROM import_ledger_new n WHERE n.line = f.line)) f
+       JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0) x ON true
+       JOIN credit_limits l ON l.id = x.limit_id
+      WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
+         OR (f.at IS NOT NULL AND x.at <> f.at)`,
+    [orgId],
+    (row) => `ledger entry '${row.id}' already exists with different content (${row.kind} of ${row.amount} on ${row.limit_uid} at ${row.at})`,
   );
   const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(
     `SELECT (SELECT count(*) FROM import_ledger_first)::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
@@ -105,9 +122,6 @@ export async function applyLedgerLines(
   if (applied === 0) return { applied, unchanged };
   await tx.query('ANALYZE import_ledger_new');
 
-  await tx.query(
-    `SELECT 1 FROM credit_limits WHERE id IN (SELECT DISTINCT limit_id FROM import_ledger_new) ORDER BY id FOR UPDATE`,
-  );
   // For a valid file, one statement: a running sum per limit that never
   // leaves [0, capacity]. Only the limits where it does are walked line by
   // line, so that each overdraw is judged without the refused lines before it.
