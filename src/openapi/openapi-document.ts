@@ -3,7 +3,7 @@ import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { capitalize, plural } from './plural.js';
-import { problemResponseRef, problemResponses, problemSchemas } from './problem-responses.js';
+import { problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 
 /** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
@@ -205,6 +205,12 @@ function referenceOperation(operationId: string, summary: string, mediaType: str
   };
 }
 
+/** One response per status; a status several of the codes share answers any of their problems. */
 function errorResponses(codes: readonly ErrorCode[]): Record<string, JsonObject> {
-  return Object.fromEntries(codes.map((code) => [String(ERROR_CODES[code].status), problemResponseRef(code)]));
+  const byStatus = new Map<string, ErrorCode[]>();
+  for (const code of codes) {
+    const status = String(ERROR_CODES[code].status);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries([...byStatus].map(([status, shared]) => [status, problemResponseOfCodes(shared)]));
 }

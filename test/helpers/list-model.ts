@@ -95,6 +95,17 @@ export function expectedRecords(rows: Row[], query: Record<string, string>, nume
   return descending ? sorted.reverse() : sorted;
 }
 
+/** Whether a lower bound is later than the upper bound on the same field, for any of the collection's range filters (a 422). */
+export function rangeIsEmptyFor(resource: ResourceDefinition, query: Record<string, string>): boolean {
+  const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
+  const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
+  return resource.filters.some((from) => {
+    if (from.operator !== '>=' || query[from.param] === undefined) return false;
+    const to = resource.filters.find((candidate) => candidate.operator === '<=' && candidate.field === from.field);
+    return to !== undefined && query[to.param] !== undefined && lower(query[from.param]!) > upper(query[to.param]!);
+  });
+}
+
 export function rangeIsEmpty(query: Record<string, string>): boolean {
   const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
   const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
