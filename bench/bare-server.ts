@@ -24,7 +24,8 @@ if (!databaseUrl || !orgId) throw new Error('set DATABASE_URL and BARE_ORG_ID');
 const store = new PostgresStore(databaseUrl, { poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const cache = new ListCache(DEFAULT_LIST_CACHE);
 const app = Fastify({ logger: false });
-for (const resource of RESOURCES) {
+// Top-level collections only: a nested one is listed under a parent record (see resource-routes.ts).
+for (const resource of RESOURCES.filter((candidate) => !candidate.parent)) {
   app.get(`/api/${resource.path}/`, async (request) => {
     const url = request.raw.url ?? '';
     const start = url.indexOf('?');

@@ -18,8 +18,10 @@ const BANNER = `/**
 export async function renderClientTypes(document: JsonObject): Promise<string> {
   const components = document.components as { schemas: Record<string, JsonObject> };
   const definitions: Record<string, JsonObject> = { ...components.schemas };
-  const collections = listOperations(document).map(collectionOf);
-  for (const collection of collections) {
+  const operations = listOperations(document);
+  const collections = operations.filter((operation) => !NESTED_PATH.test(operation.path)).map(collectionOf);
+  const nested = operations.filter((operation) => NESTED_PATH.test(operation.path)).map(nestedCollectionOf);
+  for (const collection of [...collections, ...nested]) {
     definitions[collection.paramsType] = listParamsSchema(collection.paramsType, collection.operation);
   }
   const root = retarget({ title: ROOT_NAME, type: 'object', additionalProperties: false, definitions }) as JSONSchema;
@@ -34,7 +36,27 @@ export async function renderClientTypes(document: JsonObject): Promise<string> {
   });
   // The root only gathers the definitions; it is not a type anyone uses.
   const types = source.replace(new RegExp(`export interface ${ROOT_NAME} \\{\\}\\n\\n?`), '');
-  return `${types.replace(BANNER, `${BANNER}\n\nimport { ResourceClient, type Connection } from './resource-client.js';`)}\n${collectionsClass(collections)}`;
+  const imports = nested.length > 0 ? 'ListClient, ResourceClient, type Connection' : 'ResourceClient, type Connection';
+  return `${types.replace(BANNER, `${BANNER}\n\nimport { ${imports} } from './resource-client.js';`)}\n${collectionsClass(collections, nested)}`;
+}
+
+/** A list under one record of another collection: `/api/limits/{uid}/entries/`. */
+const NESTED_PATH = /^\/api\/([^/]+)\/\{uid\}\/([^/]+)\/$/;
+
+interface NestedCollection {
+  /** The parent collection's path segment, e.g. `limits`. */
+  parentSegment: string;
+  /** Its own path segment, which is also the parent client's method: `entries(uid)`. */
+  segment: string;
+  recordType: string;
+  paramsType: string;
+  operation: Operation & { path: string };
+}
+
+function nestedCollectionOf(operation: Operation & { path: string }): NestedCollection {
+  const [, parentSegment = '', segment = ''] = NESTED_PATH.exec(operation.path) ?? [];
+  const recordType = recordSchemaNameOf(operation);
+  return { parentSegment, segment, recordType, paramsType: `${recordType}ListParams`, operation };
 }
 
 interface Collection {
@@ -55,14 +77,36 @@ function collectionOf(operation: Operation & { path: string }): Collection {
   return { property: plural.charAt(0).toLowerCase() + plural.slice(1), segment, recordType, paramsType: `${recordType}ListParams`, operation };
 }
 
-function collectionsClass(collections: Collection[]): string {
+function collectionsClass(collections: Collection[], nested: NestedCollection[]): string {
+  const childrenOf = (collection: Collection) => nested.filter((child) => child.parentSegment === collection.segment);
+  const clientClass = (collection: Collection) =>
+    childrenOf(collection).length > 0 ? `${collection.recordType}Collection` : `ResourceClient<${collection.recordType}, ${collection.paramsType}>`;
   const members = collections.map(
-    ({ property, recordType, paramsType, operation }) =>
-      `  /** \`${operation.path}\`: \`list\`, \`retrieve\` and \`listAll\` of ${recordType} records. */\n` +
-      `  readonly ${property}: ResourceClient<${recordType}, ${paramsType}>;`,
+    (collection) =>
+      `  /** \`${collection.operation.path}\`: \`list\`, \`retrieve\` and \`listAll\` of ${collection.recordType} records` +
+      `${childrenOf(collection).map((child) => `; \`${child.segment}(uid)\`: one's ${child.recordType} records`).join('')}. */\n` +
+      `  readonly ${collection.property}: ${clientClass(collection)};`,
   );
-  const assignments = collections.map(({ property, segment }) => `    this.${property} = new ResourceClient(connection, '${segment}');`);
+  const assignments = collections.map(
+    (collection) =>
+      `    this.${collection.property} = new ${childrenOf(collection).length > 0 ? `${collection.recordType}Collection` : 'ResourceClient'}(connection, '${collection.segment}');`,
+  );
+  const parentClasses = collections
+    .filter((collection) => childrenOf(collection).length > 0)
+    .flatMap((collection) => [
+      `/** \`${collection.operation.path}\` and the collections nested under one ${collection.recordType}. */`,
+      `export class ${collection.recordType}Collection extends ResourceClient<${collection.recordType}, ${collection.paramsType}> {`,
+      ...childrenOf(collection).flatMap((child) => [
+        `  /** \`${child.operation.path}\`: \`list\` and \`listAll\` of the ${child.recordType} records of the ${collection.recordType} \`uid\`. */`,
+        `  ${child.segment}(uid: string): ListClient<${child.recordType}, ${child.paramsType}> {`,
+        `    return new ListClient(this.transport, ['${collection.segment}', uid, '${child.segment}']);`,
+        '  }',
+      ]),
+      '}',
+      '',
+    ]);
   return [
+    ...parentClasses,
     '/** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */',
     'export class LendingCollections {',
     ...members,

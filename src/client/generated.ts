@@ -3,7 +3,7 @@
  * A test fails when this file differs from what the script writes.
  */
 
-import { ResourceClient, type Connection } from './resource-client.js';
+import { ListClient, ResourceClient, type Connection } from './resource-client.js';
 
 /**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
@@ -184,6 +184,66 @@ export interface EntityPage {
    * @maxItems 10
    */
   items: Entity[];
+}
+/**
+ * A drawdown or repayment of a credit limit, as recorded: entries are never changed or deleted, and the limit's outstanding is their sum.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntry".
+ */
+export interface LedgerEntry {
+  /**
+   * The entry's id, unique in the organization: recording the same id again changes nothing.
+   */
+  id: string;
+  /**
+   * drawdown (outstanding grows) or repayment (it shrinks).
+   */
+  kind: 'drawdown' | 'repayment';
+  /**
+   * Amount moved, in the limit's currency; always positive.
+   */
+  amount: number;
+  /**
+   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
+   */
+  at: string;
+  /**
+   * The writer's own reference (e.g. a loan or payment id); null when none was given.
+   */
+  reference: string | null;
+  /**
+   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
+   */
+  key_id: string | null;
+  /**
+   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
+   */
+  created_at: string;
+}
+/**
+ * One page of ledger entries: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryPage".
+ */
+export interface LedgerEntryPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: LedgerEntry[];
 }
 /**
  * One invalid input.
@@ -439,19 +499,63 @@ export interface EntityListParams {
    */
   cursor?: string;
 }
+/**
+ * Query parameters of `listLedgerEntries`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryListParams".
+ */
+export interface LedgerEntryListParams {
+  /**
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  created_from?: string;
+  /**
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  created_to?: string;
+  /**
+   * Money moved (at) on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  at_from?: string;
+  /**
+   * Money moved (at) on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  at_to?: string;
+  /**
+   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   */
+  order_by?: 'created_at' | '-created_at' | 'at' | '-at';
+  /**
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
+   */
+  page?: number;
+  /**
+   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
+   */
+  cursor?: string;
+}
+
+/** `/api/limits/` and the collections nested under one CreditLimit. */
+export class CreditLimitCollection extends ResourceClient<CreditLimit, CreditLimitListParams> {
+  /** `/api/limits/{uid}/entries/`: `list` and `listAll` of the LedgerEntry records of the CreditLimit `uid`. */
+  entries(uid: string): ListClient<LedgerEntry, LedgerEntryListParams> {
+    return new ListClient(this.transport, ['limits', uid, 'entries']);
+  }
+}
 
 /** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */
 export class LendingCollections {
   /** `/api/methods/`: `list`, `retrieve` and `listAll` of PaymentMethod records. */
   readonly paymentMethods: ResourceClient<PaymentMethod, PaymentMethodListParams>;
-  /** `/api/limits/`: `list`, `retrieve` and `listAll` of CreditLimit records. */
-  readonly creditLimits: ResourceClient<CreditLimit, CreditLimitListParams>;
+  /** `/api/limits/`: `list`, `retrieve` and `listAll` of CreditLimit records; `entries(uid)`: one's LedgerEntry records. */
+  readonly creditLimits: CreditLimitCollection;
   /** `/api/entities/`: `list`, `retrieve` and `listAll` of Entity records. */
   readonly entities: ResourceClient<Entity, EntityListParams>;
 
   constructor(connection: Connection) {
     this.paymentMethods = new ResourceClient(connection, 'methods');
-    this.creditLimits = new ResourceClient(connection, 'limits');
+    this.creditLimits = new CreditLimitCollection(connection, 'limits');
     this.entities = new ResourceClient(connection, 'entities');
   }
 }

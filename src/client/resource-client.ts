@@ -17,33 +17,27 @@ export type Connection = ClientOptions | Transport;
 export type ListAllParams<TParams> = Omit<TParams, 'page' | 'cursor'>;
 
 /**
- * `list`, `retrieve` and `listAll` on one collection, e.g. `/api/methods/`.
- * `LendingClient` has one per collection; on its own it reaches any
- * collection by its path segment:
- *
- * @example
- * const entities = new ResourceClient<{ uid: string; name: string }>({ baseUrl, organizationId, apiKey }, 'entities');
- * const first = await entities.list({ order_by: 'name' });
+ * `list` and `listAll` on one collection path, e.g. `/api/limits/cl_1/entries/`:
+ * what a collection nested under one record (`client.creditLimits.entries(uid)`)
+ * offers, and the base of `ResourceClient`.
  */
-export class ResourceClient<TRecord = Record<string, unknown>, TParams extends { [K in keyof TParams]?: QueryValue } = Record<string, QueryValue>> {
-  readonly #transport: Transport;
-  readonly #collectionPath: string;
+export class ListClient<TRecord = Record<string, unknown>, TParams extends { [K in keyof TParams]?: QueryValue } = Record<string, QueryValue>> {
+  protected readonly transport: Transport;
+  protected readonly collectionPath: string;
 
-  /** `collection` is the path segment under `/api/`: `'methods'`, `'limits'`, `'entities'`. */
-  constructor(connection: Connection, collection: string) {
-    if (!/^[A-Za-z0-9_-]+$/.test(collection)) throw new TypeError(`collection must be one path segment such as 'methods', got '${collection}'`);
-    this.#transport = connection instanceof Transport ? connection : new Transport(connection);
-    this.#collectionPath = `/api/${collection}/`;
+  /**
+   * `segments` is the path under `/api/`: `['methods']`, or for a nested
+   * collection `['limits', uid, 'entries']` (each segment is URL-encoded).
+   */
+  constructor(connection: Connection, segments: readonly string[]) {
+    if (segments.length === 0 || segments.some((segment) => segment === '')) throw new TypeError('a collection path needs non-empty segments');
+    this.transport = connection instanceof Transport ? connection : new Transport(connection);
+    this.collectionPath = `/api/${segments.map((segment) => encodeURIComponent(segment)).join('/')}/`;
   }
 
   /** One page (10 records); `params.page` picks which, from 1. */
   list(params: TParams = {} as TParams, options: RequestOptions = {}): Promise<Page<TRecord>> {
-    return this.#transport.getJson<Page<TRecord>>(this.#collectionPath + queryString(params), options);
-  }
-
-  /** One record by UID; a missing one (or another organization's) throws a 404 `not_found`. */
-  retrieve(uid: string, options: RequestOptions = {}): Promise<TRecord> {
-    return this.#transport.getJson<TRecord>(`${this.#collectionPath}${encodeURIComponent(uid)}/`, options);
+    return this.transport.getJson<Page<TRecord>>(this.collectionPath + queryString(params), options);
   }
 
   /**
@@ -62,9 +56,9 @@ export class ResourceClient<TRecord = Record<string, unknown>, TParams extends {
   async *listAll(params: ListAllParams<TParams> = {} as ListAllParams<TParams>, options: RequestOptions = {}): AsyncGenerator<TRecord, void, undefined> {
     // A page or cursor from an untyped caller would make the first request a 422.
     const { page: _page, cursor: _cursor, ...filters } = params as { [name: string]: QueryValue };
-    let path: string | undefined = this.#collectionPath + queryString({ ...filters, cursor: '' });
+    let path: string | undefined = this.collectionPath + queryString({ ...filters, cursor: '' });
     while (path !== undefined) {
-      const page: Page<TRecord> = await this.#transport.getJson<Page<TRecord>>(path, options);
+      const page: Page<TRecord> = await this.transport.getJson<Page<TRecord>>(path, options);
       for (const item of page.items) {
         options.signal?.throwIfAborted();
         yield item;
@@ -77,7 +71,32 @@ export class ResourceClient<TRecord = Record<string, unknown>, TParams extends {
   // proxy may not be the base URL the client was given; only its query is
   // taken, so credentials only ever go to the configured base URL.
   #sameCollection(next: string): string {
-    return this.#collectionPath + new URL(next).search;
+    return this.collectionPath + new URL(next).search;
+  }
+}
+
+/**
+ * `list`, `retrieve` and `listAll` on one collection, e.g. `/api/methods/`.
+ * `LendingClient` has one per collection; on its own it reaches any
+ * collection by its path segment:
+ *
+ * @example
+ * const entities = new ResourceClient<{ uid: string; name: string }>({ baseUrl, organizationId, apiKey }, 'entities');
+ * const first = await entities.list({ order_by: 'name' });
+ */
+export class ResourceClient<TRecord = Record<string, unknown>, TParams extends { [K in keyof TParams]?: QueryValue } = Record<string, QueryValue>> extends ListClient<
+  TRecord,
+  TParams
+> {
+  /** `collection` is the path segment under `/api/`: `'methods'`, `'limits'`, `'entities'`. */
+  constructor(connection: Connection, collection: string) {
+    if (!/^[A-Za-z0-9_-]+$/.test(collection)) throw new TypeError(`collection must be one path segment such as 'methods', got '${collection}'`);
+    super(connection, [collection]);
+  }
+
+  /** One record by UID; a missing one (or another organization's) throws a 404 `not_found`. */
+  retrieve(uid: string, options: RequestOptions = {}): Promise<TRecord> {
+    return this.transport.getJson<TRecord>(`${this.collectionPath}${encodeURIComponent(uid)}/`, options);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import type { ListCache } from '../listing/list-cache.js';
@@ -6,8 +6,9 @@ import { listRecords, retrieveRecord } from '../listing/list-records.js';
 import { CursorSecret } from '../listing/cursor-secret.js';
 import { listCursorPage } from '../listing/list-cursor-page.js';
 import { buildCursorLinks, buildPageLinks } from '../listing/page-links.js';
-import { parseListQuery } from '../listing/query-parser.js';
-import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { scopeToParent } from '../listing/parent-scope.js';
+import { parseListQuery, type ListQuery } from '../listing/query-parser.js';
+import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import type { Store } from '../store/store.js';
 import { publicBaseUrl } from './public-url.js';
 import { authenticateWithLimits } from './rate-limits.js';
@@ -21,8 +22,8 @@ export interface ResourceRoutesOptions {
 }
 
 /**
- * `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource, behind
- * Basic auth. Other methods get 405 from methodNotAllowedForEveryRoute, with
+ * `GET /api/{path}/` and `GET /api/{path}/{uid}/` for every resource (a
+ * nested one: `GET /api/{parent path}/{uid}/{path}/` only), behind Basic auth. Other methods get 405 from methodNotAllowedForEveryRoute, with
  * no credentials needed: it tells nothing about any organization.
  */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
@@ -36,21 +37,22 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
     });
 
     for (const resource of resources) {
+      if (resource.parent) {
+        // A nested collection: only its list, under one parent record.
+        authenticated.get<{ Params: { uid: string } }>(`/api/${collectionPathOf(resource, ':uid')}/`, async (request, reply) => {
+          const auth = requireAuth(request);
+          const parsed = parseListQuery(resource, rawQueryOf(request));
+          const query = await scopeToParent(store, resource, auth.orgId, request.params.uid, parsed);
+          const collectionUrl = `${publicBaseUrl(request, publicUrl)}/api/${collectionPathOf(resource, encodeURIComponent(request.params.uid))}/`;
+          return listPage(resource, auth.orgId, query, collectionUrl, reply);
+        });
+        continue;
+      }
       const collectionPath = `/api/${resource.path}/`;
       authenticated.get(collectionPath, async (request, reply) => {
         const auth = requireAuth(request);
         const query = parseListQuery(resource, rawQueryOf(request));
-        const collectionUrl = publicBaseUrl(request, publicUrl) + collectionPath;
-        if (query.cursor !== undefined) {
-          const page = await listCursorPage(store, resource, auth.orgId, query, cursorSecret);
-          const links = buildCursorLinks(collectionUrl, query.params, page);
-          reply.header('link', links.header);
-          return { count: page.count, next: links.next, previous: links.previous, items: page.items };
-        }
-        const result = await listRecords(store, resource, auth.orgId, query, listCache);
-        const links = buildPageLinks(collectionUrl, query.params, query.page, result.lastPage);
-        reply.header('link', links.header);
-        return { count: result.count, next: links.next, previous: links.previous, items: result.items };
+        return listPage(resource, auth.orgId, query, publicBaseUrl(request, publicUrl) + collectionPath, reply);
       });
       authenticated.get<{ Params: { uid: string } }>(`${collectionPath}:uid/`, async (request) => {
         const auth = requireAuth(request);
@@ -58,6 +60,20 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
       });
     }
   });
+
+  /** One page by number or by cursor, with its Link header. */
+  async function listPage(resource: ResourceDefinition, orgId: string, query: ListQuery, collectionUrl: string, reply: FastifyReply) {
+    if (query.cursor !== undefined) {
+      const page = await listCursorPage(store, resource, orgId, query, cursorSecret);
+      const links = buildCursorLinks(collectionUrl, query.params, page);
+      reply.header('link', links.header);
+      return { count: page.count, next: links.next, previous: links.previous, items: page.items };
+    }
+    const result = await listRecords(store, resource, orgId, query, listCache);
+    const links = buildPageLinks(collectionUrl, query.params, query.page, result.lastPage);
+    reply.header('link', links.header);
+    return { count: result.count, next: links.next, previous: links.previous, items: result.items };
+  }
 }
 
 function rawQueryOf(request: FastifyRequest): string {

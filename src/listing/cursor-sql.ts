@@ -1,6 +1,6 @@
 import type { CursorPosition } from './cursor.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
-import type { ResourceDefinition } from './resource-definition.js';
+import { rowIdOf, type ResourceDefinition } from './resource-definition.js';
 import { castOf, countTextOf, fieldOf, ROW_ID_COLUMN, selectExpression, selectList, whereOf, type SqlQuery } from './sql.js';
 
 /** The hidden columns of a keyset page's rows: the sort key as exact text (for the next cursor). */
@@ -57,13 +57,14 @@ function buildCursorText(resource: ResourceDefinition, query: ListQuery, descend
   const where = whereOf(resource, query);
   const sortField = fieldOf(resource, query.ordering.field);
   const column = sortField.column;
+  const rowId = rowIdOf(resource);
   const direction = descending ? 'DESC' : 'ASC';
   const keyParam = query.filters.length + 2;
   const positionValue = `($${keyParam}${castOf(sortField)}, $${keyParam + 1}::bigint)`;
   const ahead = (descending ? '<' : '>') + (position?.inclusive ? '=' : '');
   const behind = (descending ? '>' : '<') + (position?.inclusive ? '' : '=');
-  const pageWhere = position ? `${where} AND (${column}, id) ${ahead} ${positionValue}` : where;
-  const behindText = position ? `EXISTS (SELECT 1 FROM ${resource.table} WHERE ${where} AND (${column}, id) ${behind} ${positionValue})` : 'false';
+  const pageWhere = position ? `${where} AND (${column}, ${rowId}) ${ahead} ${positionValue}` : where;
+  const behindText = position ? `EXISTS (SELECT 1 FROM ${resource.table} WHERE ${where} AND (${column}, ${rowId}) ${behind} ${positionValue})` : 'false';
   const pageColumns = [...Object.keys(resource.fields).map((name) => `p."${name}"`), `p.${CURSOR_KEY_COLUMN}`, `p.${ROW_ID_COLUMN}`].join(', ');
   // Deferred join as in sql.ts: the ids from the index alone, then only
   // those rows. `_sort_value` orders the result (a driver would parse it
@@ -71,8 +72,8 @@ function buildCursorText(resource: ResourceDefinition, query: ListQuery, descend
   return (
     `SELECT c.count, (${behindText}) AS behind, ${pageColumns} FROM (${countTextOf(resource, query)}) c ` +
     `LEFT JOIN LATERAL (SELECT ${selectList(resource, 't')}, ${selectExpression(`t.${column}`, sortField)} AS ${CURSOR_KEY_COLUMN}, ` +
-    `t.${column} AS _sort_value, t.id::text AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
-    `JOIN (SELECT id FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, id ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (id)) p ON true ` +
+    `t.${column} AS _sort_value, t.${rowId}::text AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
+    `JOIN (SELECT ${rowId} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${rowId})) p ON true ` +
     `ORDER BY p._sort_value ${direction}, p.${ROW_ID_COLUMN}::bigint ${direction}`
   );
 }

@@ -3,7 +3,7 @@ import { decodeCursor, encodeCursor, type CursorBinding, type CursorPosition } f
 import { buildCursorPageSql, CURSOR_KEY_COLUMN } from './cursor-sql.js';
 import type { CursorSecret } from './cursor-secret.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
-import type { ResourceDefinition } from './resource-definition.js';
+import { collectionPathOf, type ResourceDefinition } from './resource-definition.js';
 import { serializeRecord, type ApiRecord } from './serialize.js';
 import { ROW_ID_COLUMN } from './sql.js';
 
@@ -68,11 +68,15 @@ export async function listCursorPage(
   return { count, items: pageRows.map((row) => serializeRecord(resource, row)), next, previous };
 }
 
-/** The list a cursor belongs to: organization, collection, normalized filters (sorted), ordering. */
+/**
+ * The list a cursor belongs to: organization, collection (with a nested
+ * collection's parent uid), normalized filters (sorted; a nested list's
+ * include its parent's row id), ordering.
+ */
 export function cursorBinding(resource: ResourceDefinition, orgId: string, query: ListQuery): CursorBinding {
   return {
     orgId,
-    collection: resource.path,
+    collection: collectionPathOf(resource, query.parentUid),
     filters: query.filters.map((applied) => `${applied.filter.param}=${applied.value}`).sort(),
     ordering: `${query.ordering.descending ? '-' : ''}${query.ordering.field}`,
   };

@@ -1,5 +1,5 @@
 import { ApiError, type ParamError } from '../domain/errors.js';
-import type { FilterDefinition, ResourceDefinition } from './resource-definition.js';
+import { collectionPathOf, type FilterDefinition, type ResourceDefinition } from './resource-definition.js';
 import { truncate } from './value-parsers.js';
 
 export const PAGE_SIZE = 10;
@@ -25,6 +25,8 @@ export interface ListQuery {
    * bound to by `decodeCursor`.
    */
   readonly cursor?: string | undefined;
+  /** A nested collection's parent uid, once scopeToParent has found it (cursors name the list by it). */
+  readonly parentUid?: string | undefined;
   /** The client's parameters in their order, for building next/previous links. */
   readonly params: ReadonlyArray<readonly [string, string]>;
 }
@@ -108,7 +110,7 @@ function unknownParameterDetail(resource: ResourceDefinition, param: string): st
   if (param === 'page_size' || param === 'limit' || param === 'per_page') {
     return `${name} is not supported: pages always hold ${PAGE_SIZE} items; accepted parameters are ${accepted}`;
   }
-  return `${name} is not a parameter of /api/${resource.path}/; accepted parameters are ${accepted}`;
+  return `${name} is not a parameter of /api/${collectionPathOf(resource)}/; accepted parameters are ${accepted}`;
 }
 
 /** A lower bound later than the upper bound on the same field can match nothing: say so. */

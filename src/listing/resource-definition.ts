@@ -48,6 +48,39 @@ export interface ResourceDefinition {
   readonly defaultOrdering: string;
   /** How `lending-api import` writes this collection; absent: not importable. */
   readonly importLine?: ImportLineDefinition;
+  /**
+   * The unique bigint column that breaks ties in every ordering and finds a
+   * page's rows (a unique index must lead with it); `id` when absent.
+   */
+  readonly rowId?: string;
+  /**
+   * A collection listed under one record of another (`/api/limits/{uid}/entries/`):
+   * the parent's uid is looked up in the caller's organization (unknown: a
+   * 404 naming it) and the list holds only the rows whose `column` is its
+   * row id. Every ordering and filter index leads with (org_id, column).
+   * A nested collection has no retrieve route and needs no uid field.
+   */
+  readonly parent?: ParentDefinition;
+}
+
+export interface ParentDefinition {
+  readonly resource: ResourceDefinition;
+  /** Column of this table holding the parent's row id (trusted SQL, never user input). */
+  readonly column: string;
+}
+
+/** The unique bigint row id column of a resource's table (the tie-breaker of every ordering). */
+export function rowIdOf(resource: ResourceDefinition): string {
+  return resource.rowId ?? 'id';
+}
+
+/**
+ * The collection's path under `/api/`, without slashes at the ends:
+ * `methods`, or for a nested collection `limits/{uid}/entries` (the
+ * template) or `limits/cl_1/entries` (given the parent's uid).
+ */
+export function collectionPathOf(resource: ResourceDefinition, parentUid = '{uid}'): string {
+  return resource.parent ? `${collectionPathOf(resource.parent.resource)}/${parentUid}/${resource.path}` : resource.path;
 }
 
 export type FieldType = 'string' | 'timestamp' | 'decimal';
@@ -59,6 +92,8 @@ export interface FieldDefinition {
   readonly description: string;
   readonly example: string | number;
   readonly enum?: readonly string[];
+  /** The column may be NULL: the field is then `null` (e.g. an entry's key_id when no key wrote it). */
+  readonly nullable?: boolean;
 }
 
 export interface FilterDefinition {
@@ -69,6 +104,11 @@ export interface FilterDefinition {
   readonly operator: '=' | '>=' | '<=';
   readonly value: ValueParser;
   readonly description: string;
+  /**
+   * Compares this column instead of the field's: only the engine's own
+   * parent filter (a nested collection's parent row id, no public field).
+   */
+  readonly column?: string;
 }
 
 export type ParseResult = { ok: true; value: string } | { ok: false; reason: string };

@@ -1,4 +1,4 @@
-import type { FieldType, ResourceDefinition } from './resource-definition.js';
+import { collectionPathOf, rowIdOf, type FieldType, type ResourceDefinition } from './resource-definition.js';
 import type { Queryable } from '../store/store.js';
 
 /**
@@ -38,6 +38,7 @@ interface IndexRow {
   name: string;
   keys: string;
   key_count: number;
+  unique: boolean;
 }
 interface TriggerRow {
   function: string;
@@ -54,7 +55,7 @@ export async function assertSchemaMatches(db: Queryable, resources: readonly Res
 
 /** What the schema lacks to serve `resource` as declared (empty when it matches). */
 export async function schemaProblems(db: Queryable, resource: ResourceDefinition): Promise<string[]> {
-  const where = `collection /api/${resource.path}/ (table ${resource.table})`;
+  const where = `collection /api/${collectionPathOf(resource)}/ (table ${resource.table})`;
   const problems = definitionProblems(resource).map((problem) => `${where}: ${problem}`);
   const [table] = await db.query<{ oid: string | null }>('SELECT to_regclass($1)::oid::text AS oid', [resource.table]);
   if (!table?.oid) return [...problems, `${where}: the table does not exist`];
@@ -66,8 +67,17 @@ export async function schemaProblems(db: Queryable, resource: ResourceDefinition
     [table.oid],
   );
   const columnByName = new Map(columns.map((column) => [column.name, column]));
-  for (const required of ['id', 'org_id']) {
-    if (!columnByName.has(required)) problems.push(`${where}: column ${required} is missing (every collection's table has id and org_id)`);
+  const rowId = rowIdOf(resource);
+  for (const required of [rowId, 'org_id']) {
+    if (!columnByName.has(required)) problems.push(`${where}: column ${required} is missing (every collection's table has its row id and org_id)`);
+  }
+  const rowIdColumn = columnByName.get(rowId);
+  if (rowIdColumn && rowIdColumn.type !== 'int8') {
+    problems.push(`${where}: row id column ${rowId} is ${rowIdColumn.type}; the engine breaks ties and finds page rows by a unique bigint`);
+  }
+  const parentColumn = resource.parent?.column;
+  if (parentColumn !== undefined && !columnByName.has(parentColumn)) {
+    problems.push(`${where}: parent column ${parentColumn} is missing`);
   }
   for (const [name, field] of Object.entries(resource.fields)) {
     const column = columnByName.get(field.column);
@@ -79,21 +89,27 @@ export async function schemaProblems(db: Queryable, resource: ResourceDefinition
 
   const columnByNum = new Map(columns.map((column) => [column.num, column.name]));
   const indexes = await db.query<IndexRow>(
-    `SELECT c.relname AS name, i.indkey::text AS keys, i.indnkeyatts AS key_count
+    `SELECT c.relname AS name, i.indkey::text AS keys, i.indnkeyatts AS key_count, i.indisunique AS unique
        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
       WHERE i.indrelid = $1::oid AND am.amname = 'btree' AND i.indpred IS NULL AND i.indisvalid`,
     [table.oid],
   );
-  const secondKeys = new Set(
+  const keysOf = (index: IndexRow) => index.keys.split(' ').slice(0, index.key_count).map((num) => columnByNum.get(Number(num)));
+  if (rowIdColumn && !indexes.some((index) => index.unique && keysOf(index)[0] === rowId)) {
+    problems.push(`${where}: row id column ${rowId}: no unique B-tree index leads with it (it must be unique, and page rows are found by it)`);
+  }
+  // Every list is one organization's (and, nested, one parent's): its indexes lead with those columns.
+  const prefix = parentColumn === undefined ? ['org_id'] : ['org_id', parentColumn];
+  const servedKeys = new Set(
     indexes
-      .map((index) => index.keys.split(' ').slice(0, index.key_count).map((num) => columnByNum.get(Number(num))))
-      .filter((keys) => keys[0] === 'org_id' && keys[1] !== undefined)
-      .map((keys) => keys[1]),
+      .map(keysOf)
+      .filter((keys) => prefix.every((column, i) => keys[i] === column) && keys[prefix.length] !== undefined)
+      .map((keys) => keys[prefix.length]),
   );
   const needIndex = (what: string, field: string) => {
     const column = resource.fields[field]?.column;
-    if (column && columnByName.has(column) && !secondKeys.has(column)) {
-      problems.push(`${where}: ${what}: no B-tree index on (org_id, ${column}, …) serves it`);
+    if (column && columnByName.has(column) && !servedKeys.has(column)) {
+      problems.push(`${where}: ${what}: no B-tree index on (${prefix.join(', ')}, ${column}, …) serves it`);
     }
   };
   for (const field of resource.orderings) needIndex(`order_by ${field}`, field);
@@ -113,7 +129,10 @@ function definitionProblems(resource: ResourceDefinition): string[] {
     problems.push(`default ordering ${resource.defaultOrdering} is not one of the orderings`);
   }
   for (const field of resource.volatileFields ?? []) if (!known(field)) problems.push(`volatile field ${field}: no such field`);
-  if (!('uid' in resource.fields)) problems.push('field uid is missing (it is the lookup key)');
+  if (!resource.parent && !('uid' in resource.fields)) problems.push('field uid is missing (it is the lookup key)');
+  if (resource.parent && resource.countedRows) {
+    problems.push("countedRows: a nested collection's lists are one parent's, which the organization's row count does not give");
+  }
   return problems;
 }
 

@@ -1,6 +1,6 @@
 import type { ResourceDefinition } from './resource-definition.js';
 
-export type ApiRecord = Record<string, string | number>;
+export type ApiRecord = Record<string, string | number | null>;
 
 type RowSerializer = (row: Record<string, string | null>) => ApiRecord;
 
@@ -29,7 +29,8 @@ function compileRowSerializer(resource: ResourceDefinition): RowSerializer {
     const key = JSON.stringify(name);
     // NUMERIC columns hold at most 15 significant digits, which an IEEE
     // double represents and prints back exactly.
-    const value = field.type === 'decimal' ? `Number(row[${key}] ?? '')` : `row[${key}] ?? ''`;
+    const present = field.type === 'decimal' ? `Number(row[${key}] ?? '')` : `row[${key}] ?? ''`;
+    const value = field.nullable ? `row[${key}] === null ? null : ${present}` : present;
     return `${key}: ${value}`;
   });
   return new Function('row', `return { ${properties.join(', ')} };`) as RowSerializer;

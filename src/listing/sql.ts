@@ -1,5 +1,5 @@
 import type { PageAnchor } from './list-cache.js';
-import type { ResourceDefinition, FieldDefinition } from './resource-definition.js';
+import { rowIdOf, type ResourceDefinition, type FieldDefinition } from './resource-definition.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 
 export interface SqlQuery {
@@ -129,7 +129,8 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   const where = whereOf(resource, query);
   const direction = query.ordering.descending ? 'DESC' : 'ASC';
   const orderColumn = fieldOf(resource, query.ordering.field).column;
-  const orderBy = `${orderColumn} ${direction}, id ${direction}`;
+  const rowId = rowIdOf(resource);
+  const orderBy = `${orderColumn} ${direction}, ${rowId} ${direction}`;
 
   const counter = (column: 'row_count' | 'version') => counterText(resource, column);
   const countText = countTextOf(resource, query);
@@ -143,8 +144,8 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   // every execution (measured: two thirds of page 1's database time).
   const pageText = (condition: string, offsetParam: number | undefined, extraColumns = '') =>
     `SELECT ${selectList(resource, 't')}${extraColumns} FROM ${resource.table} t ` +
-    `JOIN (SELECT id FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
-    `LIMIT ${PAGE_SIZE}${offsetParam === undefined ? '' : ` OFFSET $${offsetParam}`}) page USING (id)`;
+    `JOIN (SELECT ${rowId} FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
+    `LIMIT ${PAGE_SIZE}${offsetParam === undefined ? '' : ` OFFSET $${offsetParam}`}) page USING (${rowId})`;
   // The page's fields and row id next to `leading` columns, in order; one row
   // with a null row id if the page is empty. The sort key only orders the
   // rows (returned, a driver would parse every timestamp into a Date for
@@ -152,13 +153,13 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   const pageColumns = [...Object.keys(resource.fields).map((name) => `p."${name}"`), `p.${ROW_ID_COLUMN}`].join(', ');
   const besidePage = (leading: string, from: string, condition: string, offsetParam: number | undefined) =>
     `SELECT ${leading}, ${pageColumns} FROM ${from} ` +
-    `LEFT JOIN LATERAL (${pageText(condition, offsetParam, `, t.${orderColumn} AS _sort_key, t.id AS ${ROW_ID_COLUMN}`)}) p ON true ` +
+    `LEFT JOIN LATERAL (${pageText(condition, offsetParam, `, t.${orderColumn} AS _sort_key, t.${rowId} AS ${ROW_ID_COLUMN}`)}) p ON true ` +
     `ORDER BY p._sort_key ${direction}, p.${ROW_ID_COLUMN} ${direction}`;
   const offsetParam = firstRow ? undefined : filterParams + 1;
   const texts = {
     count: countText,
     countHasFilters: countText.includes('$2'),
-    page: `${pageText(where, offsetParam)} ORDER BY t.${orderColumn} ${direction}, t.id ${direction}`,
+    page: `${pageText(where, offsetParam)} ORDER BY t.${orderColumn} ${direction}, t.${rowId} ${direction}`,
     combined: besidePage('c.count', `(${countText}) c`, where, offsetParam),
   };
   if (!resource.countedRows) return texts;
@@ -169,7 +170,7 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   // Rows after an anchor: a row comparison the index on (org_id, field, id)
   // starts its scan at, so the walk begins at the anchor.
   const afterAnchor = (anchored: boolean) =>
-    anchored ? `${where} AND (${orderColumn}, id) ${comparison} ($${filterParams + 1}${sortKeyCast}, $${filterParams + 2}::bigint)` : where;
+    anchored ? `${where} AND (${orderColumn}, ${rowId}) ${comparison} ($${filterParams + 1}${sortKeyCast}, $${filterParams + 2}::bigint)` : where;
   const paramsAfter = (anchored: boolean) => filterParams + (anchored ? 2 : 0);
   const built = new Map<string, string>();
   const once = (variant: string, build: () => string) => {
@@ -195,8 +196,8 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
           const rowsParam = paramsAfter(anchored) + 1;
           return (
             `SELECT v.version, a.* FROM (${version}) v LEFT JOIN LATERAL (` +
-            `SELECT w.n::text AS n, ${sortKey} AS sort_key, w.id::text AS row_id FROM (` +
-            `SELECT ${orderColumn}, id, row_number() OVER (ORDER BY ${orderBy}) AS n FROM ${resource.table} ` +
+            `SELECT w.n::text AS n, ${sortKey} AS sort_key, w.${rowId}::text AS row_id FROM (` +
+            `SELECT ${orderColumn}, ${rowId}, row_number() OVER (ORDER BY ${orderBy}) AS n FROM ${resource.table} ` +
             `WHERE ${afterAnchor(anchored)} ORDER BY ${orderBy} LIMIT $${rowsParam}) w ` +
             `WHERE w.n % $${rowsParam + 1} = 0) a ON true ORDER BY a.n::bigint`
           );
@@ -212,6 +213,10 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
 export function whereOf(resource: ResourceDefinition, query: ListQuery): string {
   const conditions = ['org_id = $1'];
   query.filters.forEach(({ filter }, index) => {
+    if (filter.column !== undefined) {
+      conditions.push(`${filter.column} ${filter.operator} $${index + 2}`);
+      return;
+    }
     const field = fieldOf(resource, filter.field);
     const placeholder = field.type === 'timestamp' ? `$${index + 2}::timestamptz` : `$${index + 2}`;
     conditions.push(`${field.column} ${filter.operator} ${placeholder}`);

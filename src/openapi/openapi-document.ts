@@ -1,13 +1,15 @@
 import { ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
-import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { capitalize, plural } from './plural.js';
-import { problemResponseRef, problemResponses, problemSchemas } from './problem-responses.js';
-import { listParameters, pageSchema, pageSchemaName, recordSchema, uidParameter } from './resource-schemas.js';
+import { problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
+import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 
 /** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
 const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+/** A nested list also answers 404 when its parent record is not the caller's. */
+const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
 const RETRIEVE_ERRORS = ['unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
 export interface OpenApiDocumentOptions {
@@ -34,8 +36,8 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   const { resources } = options;
   const paths: Record<string, JsonObject> = {};
   for (const resource of resources) {
-    paths[`/api/${resource.path}/`] = { get: listOperation(resource) };
-    paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
+    paths[`/api/${collectionPathOf(resource)}/`] = { get: listOperation(resource) };
+    if (!resource.parent) paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
   }
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
@@ -115,19 +117,21 @@ function tagOf(resource: ResourceDefinition): string {
 }
 
 function listOperation(resource: ResourceDefinition): JsonObject {
+  const parent = resource.parent?.resource;
+  const scope = parent ? `of the ${parent.name} (another organization's, or none, is a 404 \`not_found\` naming it)` : 'of your organization';
   return {
     operationId: `list${plural(resource.schemaName)}`,
     tags: [tagOf(resource)],
-    summary: `List ${plural(resource.name)}`,
-    description: `${resource.description}\n\nFilters combine with AND; with none, every ${resource.name} of your organization is listed, ordered by \`${resource.defaultOrdering}\` unless \`order_by\` says otherwise. An unknown or repeated parameter is a 422 naming it.`,
-    parameters: listParameters(resource),
+    summary: parent ? `List a ${parent.name}'s ${plural(resource.name)}` : `List ${plural(resource.name)}`,
+    description: `${resource.description}\n\nFilters combine with AND; with none, every ${resource.name} ${scope} is listed, ordered by \`${resource.defaultOrdering}\` unless \`order_by\` says otherwise. An unknown or repeated parameter is a 422 naming it.`,
+    parameters: parent ? [parentUidParameter(parent), ...listParameters(resource)] : listParameters(resource),
     responses: {
       200: {
         description: `A page of ${plural(resource.name)}.`,
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, Link: { $ref: '#/components/headers/Link' } },
         content: { 'application/json': { schema: schemaRef(pageSchemaName(resource)) } },
       },
-      ...errorResponses(LIST_ERRORS),
+      ...errorResponses(parent ? NESTED_LIST_ERRORS : LIST_ERRORS),
     },
   };
 }
@@ -201,6 +205,12 @@ function referenceOperation(operationId: string, summary: string, mediaType: str
   };
 }
 
+/** One response per status; a status several of the codes share answers any of their problems. */
 function errorResponses(codes: readonly ErrorCode[]): Record<string, JsonObject> {
-  return Object.fromEntries(codes.map((code) => [String(ERROR_CODES[code].status), problemResponseRef(code)]));
+  const byStatus = new Map<string, ErrorCode[]>();
+  for (const code of codes) {
+    const status = String(ERROR_CODES[code].status);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries([...byStatus].map(([status, shared]) => [status, problemResponseOfCodes(shared)]));
 }

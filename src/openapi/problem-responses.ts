@@ -96,28 +96,12 @@ export function problemResponses(): Record<string, JsonObject> {
 
 function problemResponse(code: ErrorCode): JsonObject {
   const { status, title } = ERROR_CODES[code];
-  const requiresErrors = code === 'invalid_parameter';
   return {
     description: `${title} (\`${code}\`)`,
     headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...PROBLEM_HEADERS[code] },
     content: {
       [PROBLEM_CONTENT_TYPE]: {
-        schema: {
-          allOf: [
-            schemaRef('Problem'),
-            {
-              type: 'object',
-              ...(requiresErrors ? { required: ['errors'] } : {}),
-              properties: {
-                status: { const: status },
-                code: { const: code },
-                type: { const: problemType(code) },
-                title: { const: title },
-                ...(requiresErrors ? { errors: { type: 'array', minItems: 1 } } : {}),
-              },
-            },
-          ],
-        },
+        schema: problemSchemaOf(code),
         example: {
           type: problemType(code),
           title,
@@ -129,5 +113,43 @@ function problemResponse(code: ErrorCode): JsonObject {
         },
       },
     },
+  };
+}
+
+/**
+ * The response of an operation that answers one status with several codes
+ * (a nested list's 404: `not_found` for its parent, or `page_out_of_range`):
+ * the body is one of their problems.
+ */
+export function problemResponseOfCodes(codes: readonly ErrorCode[]): JsonObject {
+  const [first] = codes;
+  if (first === undefined) throw new Error('a problem response needs at least one code');
+  if (codes.length === 1) return problemResponseRef(first);
+  const headers = Object.assign({ 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, ...codes.map((code) => PROBLEM_HEADERS[code]));
+  return {
+    description: codes.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join(', or '),
+    headers,
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: { oneOf: codes.map(problemSchemaOf) } } },
+  };
+}
+
+function problemSchemaOf(code: ErrorCode): JsonObject {
+  const { status, title } = ERROR_CODES[code];
+  const requiresErrors = code === 'invalid_parameter';
+  return {
+    allOf: [
+      schemaRef('Problem'),
+      {
+        type: 'object',
+        ...(requiresErrors ? { required: ['errors'] } : {}),
+        properties: {
+          status: { const: status },
+          code: { const: code },
+          type: { const: problemType(code) },
+          title: { const: title },
+          ...(requiresErrors ? { errors: { type: 'array', minItems: 1 } } : {}),
+        },
+      },
+    ],
   };
 }

@@ -1,5 +1,5 @@
 import { PAGE_SIZE } from '../listing/query-parser.js';
-import type { FieldDefinition, ResourceDefinition } from '../listing/resource-definition.js';
+import { collectionPathOf, type FieldDefinition, type ResourceDefinition } from '../listing/resource-definition.js';
 import { plainSchema, schemaRef, type JsonObject } from './json-schema.js';
 import { capitalize, plural } from './plural.js';
 
@@ -24,14 +24,16 @@ export function recordSchema(resource: ResourceDefinition): JsonObject {
 }
 
 function fieldSchema(field: FieldDefinition): JsonObject {
-  const common = { description: field.description, examples: [field.example], ...(field.enum ? { enum: [...field.enum] } : {}) };
+  const common = { description: field.description, examples: [field.example] };
+  const type = (name: string) => (field.nullable ? [name, 'null'] : name);
+  const values = field.enum ? { enum: field.nullable ? [...field.enum, null] : [...field.enum] } : {};
   switch (field.type) {
     case 'string':
-      return { type: 'string', ...common };
+      return { type: type('string'), ...common, ...values };
     case 'timestamp':
-      return { type: 'string', format: 'date-time', pattern: TIMESTAMP_PATTERN, ...common };
+      return { type: type('string'), format: 'date-time', pattern: TIMESTAMP_PATTERN, ...common, ...values };
     case 'decimal':
-      return { type: 'number', ...common };
+      return { type: type('number'), ...common, ...values };
   }
 }
 
@@ -43,7 +45,7 @@ export function pageSchema(resource: ResourceDefinition): JsonObject {
     description:
       `Absolute URL of the ${which} page, keeping every other parameter; null on the ${which === 'next' ? 'last' : 'first'} page. ` +
       `In a cursor walk its \`cursor\` continues ${which === 'next' ? 'after the last' : 'before the first'} item of this page.`,
-    examples: [`https://api.example.com/api/${resource.path}/?page=${which === 'next' ? 3 : 1}`],
+    examples: [`https://api.example.com/api/${collectionPathOf(resource, String(resource.parent?.resource.fields.uid?.example ?? '{uid}'))}/?page=${which === 'next' ? 3 : 1}`],
   });
   return {
     title: pageSchemaName(resource),
@@ -121,4 +123,9 @@ export function uidParameter(resource: ResourceDefinition): JsonObject {
     schema: { type: 'string', minLength: 1, maxLength: 255 },
     example: resource.fields.uid?.example ?? 'uid_1',
   };
+}
+
+/** The `{uid}` path parameter of a nested collection: its parent record's uid. */
+export function parentUidParameter(parent: ResourceDefinition): JsonObject {
+  return { ...uidParameter(parent), description: `UID of the ${parent.name} whose records are listed.` };
 }

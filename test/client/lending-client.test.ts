@@ -7,11 +7,13 @@ import {
   type CreditLimit,
   type CreditLimitPage,
   type ErrorCode,
+  type LedgerEntryPage,
   type Page,
   type PaymentMethod,
   type PaymentMethodPage,
 } from '../../src/client/index.js';
 import { ApiError, ERROR_CODES } from '../../src/domain/errors.js';
+import { applyLedgerEntry } from '../../src/ledger/index.js';
 import { problemDocument } from '../../src/http/problem.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -162,6 +164,22 @@ describeEachStore('LendingClient', (store) => {
       const all = [];
       for await (const limit of client.creditLimits.listAll({ entity: 'ent_few' })) all.push(limit.uid);
       expect(all.sort()).toEqual(['cl_sdk_eur', 'cl_sdk_usd']);
+    });
+
+    it("lists and walks one limit's entries, typed, through creditLimits.entries(uid)", async () => {
+      for (let i = 0; i < 13; i += 1) {
+        await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: `sdk_dd_${String(i).padStart(2, '0')}`, limit: 'cl_sdk_eur', amount: '10.25' });
+      }
+      const { client, requests } = clientFor();
+      const page = await client.creditLimits.entries('cl_sdk_eur').list({ order_by: 'at' });
+      expectTypeOf(page).toEqualTypeOf<LedgerEntryPage>();
+      expect(page.count).toBe(13);
+      expect(page.items[0]).toMatchObject({ id: 'sdk_dd_00', kind: 'drawdown', amount: 10.25, key_id: null, reference: null });
+      const ids: string[] = [];
+      for await (const entry of client.creditLimits.entries('cl_sdk_eur').listAll()) ids.push(entry.id);
+      expect(ids).toEqual(Array.from({ length: 13 }, (_, i) => `sdk_dd_${String(12 - i).padStart(2, '0')}`));
+      expect(requests.at(-1)?.url).toMatch(/^http:\/\/lending\.test:8080\/api\/limits\/cl_sdk_eur\/entries\/\?cursor=./);
+      await expect(client.creditLimits.entries('cl_nowhere').list()).rejects.toMatchObject({ status: 404, code: 'not_found' });
     });
   });
 

@@ -95,6 +95,17 @@ export function expectedRecords(rows: Row[], query: Record<string, string>, nume
   return descending ? sorted.reverse() : sorted;
 }
 
+/** Whether a lower bound is later than the upper bound on the same field, for any of the collection's range filters (a 422). */
+export function rangeIsEmptyFor(resource: ResourceDefinition, query: Record<string, string>): boolean {
+  const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
+  const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
+  return resource.filters.some((from) => {
+    if (from.operator !== '>=' || query[from.param] === undefined) return false;
+    const to = resource.filters.find((candidate) => candidate.operator === '<=' && candidate.field === from.field);
+    return to !== undefined && query[to.param] !== undefined && lower(query[from.param]!) > upper(query[to.param]!);
+  });
+}
+
 export function rangeIsEmpty(query: Record<string, string>): boolean {
   const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
   const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
@@ -131,15 +142,22 @@ export function definitionQueryArbitrary(resource: ResourceDefinition): fc.Arbit
   });
 }
 
+/**
+ * The model row's insertion position, the order of its row id (the
+ * tie-breaker); a row without it uses `id` (collections whose row id is id).
+ */
+export const ORDER_KEY = '_order';
+
 /** The model for any collection: inclusive time bounds (a date as its whole day), exact equality, AND, (field, id) ordering. */
 export function expectedForDefinition(resource: ResourceDefinition, rows: Row[], { query, matches }: ModelQuery): Row[] {
   const lower = (v: string) => (v.length === 10 ? `${v}T00:00:00.000000Z` : v);
   const upper = (v: string) => (v.length === 10 ? `${v}T23:59:59.999999Z` : v);
+  const columnOf = (field: string) => resource.fields[field]?.column ?? field;
   const matching = rows.filter((row) =>
     resource.filters.every((filter) => {
       const raw = query[filter.param];
       if (raw === undefined) return true;
-      const value = row[filter.field]!;
+      const value = row[columnOf(filter.field)]!;
       if (filter.operator === '>=') return value >= lower(raw);
       if (filter.operator === '<=') return value <= upper(raw);
       return value === matches[filter.param];
@@ -148,11 +166,12 @@ export function expectedForDefinition(resource: ResourceDefinition, rows: Row[],
   const orderBy = query.order_by ?? resource.defaultOrdering;
   const field = orderBy.replace(/^-/, '');
   const numeric = resource.fields[field]?.type === 'decimal';
+  const column = columnOf(field);
   const compare = (a: Row, b: Row) => {
-    const x = a[field]!;
-    const y = b[field]!;
+    const x = a[column]!;
+    const y = b[column]!;
     const byField = numeric ? Number(x) - Number(y) : x < y ? -1 : x > y ? 1 : 0;
-    return byField !== 0 ? byField : Number(a.id) - Number(b.id);
+    return byField !== 0 ? byField : Number(a[ORDER_KEY] ?? a.id) - Number(b[ORDER_KEY] ?? b.id);
   };
   const sorted = [...matching].sort(compare);
   return orderBy.startsWith('-') ? sorted.reverse() : sorted;

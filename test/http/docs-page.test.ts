@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
+import { collectionPathOf } from '../../src/listing/resource-definition.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { openPgliteTestStore } from '../helpers/stores.js';
 import type { Store } from '../../src/store/store.js';
@@ -67,7 +68,7 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     await expect.poll(() => page.locator('.info .title').textContent()).toContain('lending-api');
 
     for (const resource of RESOURCES) {
-      const path = `/api/${resource.path}/`;
+      const path = `/api/${collectionPathOf(resource)}/`;
       const operation = page.locator(`.opblock-get:has(.opblock-summary-path[data-path="${path}"])`);
       await expect.poll(() => operation.count(), { message: path }).toBe(1);
       await operation.locator('.opblock-summary').click();

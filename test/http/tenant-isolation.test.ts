@@ -1,7 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { RESOURCES } from '../../src/resources/index.js';
 import { json, useApp, type Page } from '../helpers/app.js';
-import { insertRecords, sampleRecords } from '../helpers/fixtures/index.js';
+import { insertRecords, keyFieldOf, listPathOf, PARENT_UID, sampleRecords } from '../helpers/fixtures/index.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
@@ -44,19 +44,30 @@ describeEachStore('tenant isolation in every collection', (store) => {
   const app = useApp(store);
 
   for (const resource of RESOURCES) {
-    it(`/api/${resource.path}/ shows each organization only its own records, even under the same uids`, async () => {
+    const listPath = listPathOf(resource);
+    const key = keyFieldOf(resource);
+    it(`${listPath} shows each organization only its own records, even under the same ${resource.parent ? 'parent uid and ids' : 'uids'}`, async () => {
       const alpha = await createTenant(store(), 'Alpha');
       const beta = await createTenant(store(), 'Beta');
       const shared = sampleRecords(resource, 3, 1, 'shared');
       await insertRecords(store(), resource, alpha.org.id, shared.slice(0, 1));
       await insertRecords(store(), resource, beta.org.id, [...shared, ...sampleRecords(resource, 2, 2, 'beta_only')]);
 
-      const alphaPage = json<Page>(await app().inject({ url: `/api/${resource.path}/`, headers: { authorization: alpha.authorization } }));
+      const alphaPage = json<Page>(await app().inject({ url: listPath, headers: { authorization: alpha.authorization } }));
       expect(alphaPage.count).toBe(1);
-      expect(alphaPage.items.map((item) => item.uid)).toEqual(['shared_0']);
-      const betaPage = json<Page>(await app().inject({ url: `/api/${resource.path}/`, headers: { authorization: beta.authorization } }));
+      expect(alphaPage.items.map((item) => item[key])).toEqual(['shared_0']);
+      const betaPage = json<Page>(await app().inject({ url: listPath, headers: { authorization: beta.authorization } }));
       expect(betaPage.count).toBe(5);
 
+      if (resource.parent) {
+        // The parent record of another organization is not found: a 404 naming it, never its records.
+        const gamma = await createTenant(store(), 'Gamma');
+        const response = await app().inject({ url: listPath, headers: { authorization: gamma.authorization } });
+        expect(response.statusCode).toBe(404);
+        expect(json(response)).toMatchObject({ code: 'not_found', detail: `no ${resource.parent.resource.name} with uid '${PARENT_UID}'` });
+        expect(response.body).not.toContain('shared_');
+        return;
+      }
       for (const uid of ['shared_1', 'beta_only_0']) {
         const response = await app().inject({ url: `/api/${resource.path}/${uid}/`, headers: { authorization: alpha.authorization } });
         expect(response.statusCode).toBe(404);

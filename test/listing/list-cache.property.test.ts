@@ -11,7 +11,7 @@ import type { Store } from '../../src/store/store.js';
 
 /*
  * Remembered counts and deep-page anchors (ListCache) against the in-memory
- * model, for every collection in RESOURCES, while records are inserted,
+ * model, for every collection in RESOURCES that has countedRows, while records are inserted,
  * changed and deleted between requests. The anchor stride is 3 rows, so
  * every page after the first starts from an anchor, and every query is asked
  * twice, so the second answer comes from what the first remembered.
@@ -61,7 +61,10 @@ describeEachStore('remembered counts and page anchors against the model, across 
     listCache: { entries: 50, anchorStride: 3, maxAnchors: 10_000 },
   });
 
-  for (const resource of RESOURCES) {
+  // Only collections with countedRows are served through the cache (a nested
+  // collection never is: its lists are one parent's, which the organization's
+  // table version does not describe); the others are the model suite's.
+  for (const resource of RESOURCES.filter((candidate) => candidate.countedRows)) {
     it(`GET /api/${resource.path}/ stays exact while records are inserted, changed and deleted`, async () => {
       let anchoredAnswers = 0;
       let answersAfterWrites = 0;

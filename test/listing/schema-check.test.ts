@@ -4,6 +4,7 @@ import type { ResourceDefinition } from '../../src/listing/resource-definition.j
 import { assertSchemaMatches, schemaProblems } from '../../src/listing/schema-check.js';
 import { creditLimits } from '../../src/resources/credit-limits.js';
 import { entities } from '../../src/resources/entities.js';
+import { ledgerEntries } from '../../src/resources/ledger-entries.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { startServer } from '../../src/server.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -38,6 +39,23 @@ describeEachStore('resource definitions against the schema', (store) => {
       'collection /api/limits/ (table credit_limits): order_by rate: no B-tree index on (org_id, rate, …) serves it',
       'collection /api/limits/ (table credit_limits): filter currency: no B-tree index on (org_id, currency, …) serves it',
     ]);
+  });
+
+  it("checks a nested collection's indexes after its parent column, and that its row id is a unique bigint", async () => {
+    const where = 'collection /api/limits/{uid}/entries/ (table ledger_entries)';
+    expect(await schemaProblems(store(), { ...ledgerEntries, orderings: [...ledgerEntries.orderings, 'amount'] })).toEqual([
+      `${where}: order_by amount: no B-tree index on (org_id, limit_id, amount, …) serves it`,
+    ]);
+    expect(await schemaProblems(store(), { ...ledgerEntries, rowId: 'id' })).toEqual([
+      `${where}: row id column id is text; the engine breaks ties and finds page rows by a unique bigint`,
+      `${where}: row id column id: no unique B-tree index leads with it (it must be unique, and page rows are found by it)`,
+    ]);
+    expect(await schemaProblems(store(), { ...ledgerEntries, rowId: 'limit_id' })).toEqual([
+      `${where}: row id column limit_id: no unique B-tree index leads with it (it must be unique, and page rows are found by it)`,
+    ]);
+    expect(await schemaProblems(store(), { ...ledgerEntries, countedRows: true })).toContain(
+      `${where}: countedRows: a nested collection's lists are one parent's, which the organization's row count does not give`,
+    );
   });
 
   it('refuses countedRows on a table without the row-count triggers', async () => {

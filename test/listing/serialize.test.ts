@@ -4,12 +4,12 @@ import { serializeRecord, type ApiRecord } from '../../src/listing/serialize.js'
 import type { ResourceDefinition } from '../../src/listing/resource-definition.js';
 import { RESOURCES } from '../../src/resources/index.js';
 
-/** The model: each field in definition order, decimals as numbers, a missing value as ''. */
+/** The model: each field in definition order, decimals as numbers, a missing value as '' (null when the field is nullable). */
 function modelRecord(resource: ResourceDefinition, row: Record<string, string | null>): ApiRecord {
   const record: ApiRecord = {};
   for (const [name, field] of Object.entries(resource.fields)) {
     const value = row[name] ?? '';
-    record[name] = field.type === 'decimal' ? Number(value) : value;
+    record[name] = field.nullable && row[name] === null ? null : field.type === 'decimal' ? Number(value) : value;
   }
   return record;
 }

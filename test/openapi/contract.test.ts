@@ -5,7 +5,8 @@ import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { OpenApiContract } from '../helpers/openapi-contract.js';
 import { RESOURCES } from '../../src/resources/index.js';
-import { insertRecords, sampleRecords } from '../helpers/fixtures/index.js';
+import { insertRecords, keyFieldOf, listPathOf, sampleRecords } from '../helpers/fixtures/index.js';
+import { collectionPathOf } from '../../src/listing/resource-definition.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
@@ -22,6 +23,13 @@ interface DocumentedParameter {
 type Operation = { parameters?: DocumentedParameter[] };
 const paths = document.paths as Record<string, { get: Operation }>;
 const collectionPaths = Object.keys(paths).filter((path) => /^\/api\/[a-z-]+\/$/.test(path));
+/** Lists nested under one record: `/api/limits/{uid}/entries/`. */
+const nestedPaths = Object.keys(paths).filter((path) => /^\/api\/[a-z-]+\/\{uid\}\/[a-z-]+\/$/.test(path));
+/** Every documented list, and the URL of one that has records (a nested list's is under the parent the fixtures create). */
+const lists = [...collectionPaths, ...nestedPaths].map((template) => {
+  const resource = RESOURCES.find((candidate) => `/api/${collectionPathOf(candidate)}/` === template);
+  return { template, url: resource ? listPathOf(resource) : template, resource };
+});
 
 function expectConforms(method: string, template: string, response: LightMyRequestResponse) {
   expect(contract.check(method, template, response), `${method} ${template} → ${response.statusCode} ${response.body}`).toEqual([]);
@@ -38,7 +46,7 @@ describeEachStore('responses match the OpenAPI document', (store) => {
     for (const resource of RESOURCES) {
       const records = sampleRecords(resource, 12);
       await insertRecords(store(), resource, tenant.org.id, records);
-      uids[`/api/${resource.path}/`] = records[0]!.uid!;
+      uids[`/api/${resource.path}/`] = records[0]![keyFieldOf(resource)]!;
     }
   });
   afterAll(async () => {
@@ -50,14 +58,15 @@ describeEachStore('responses match the OpenAPI document', (store) => {
     app.inject({ method: 'GET', url, headers: authorization === null ? {} : { authorization } });
 
   it('documents exactly the collections the server serves', () => {
-    expect(collectionPaths.sort()).toEqual(RESOURCES.map((resource) => `/api/${resource.path}/`).sort());
+    expect([...collectionPaths, ...nestedPaths].sort()).toEqual(RESOURCES.map((resource) => `/api/${collectionPathOf(resource)}/`).sort());
   });
 
-  for (const path of collectionPaths) {
+  for (const { template: path, url: listUrl, resource } of lists) {
     const itemPath = `${path}{uid}/`;
+    const lastOrdering = `-${resource?.orderings.at(-1) ?? 'created_at'}`;
     describe(`GET ${path}`, () => {
       it('answers pages (first, middle, last and empty) that match the page schema', async () => {
-        for (const url of [path, `${path}?page=2`, `${path}?order_by=-updated_at&page=1`, `${path}?created_from=2999-01-01`, `${path}?cursor=`]) {
+        for (const url of [listUrl, `${listUrl}?page=2`, `${listUrl}?order_by=${lastOrdering}&page=1`, `${listUrl}?created_from=2999-01-01`, `${listUrl}?cursor=`]) {
           const response = await get(url);
           expect(response.statusCode, url).toBe(200);
           expectConforms('GET', path, response);
@@ -66,12 +75,12 @@ describeEachStore('responses match the OpenAPI document', (store) => {
 
       it('accepts the examples written in every parameter description, and pre-fills none of them', async () => {
         let tried = 0;
-        for (const parameter of paths[path]!.get.parameters ?? []) {
+        for (const parameter of (paths[path]!.get.parameters ?? []).filter((parameter) => parameter.in === 'query')) {
           // Try it out in /docs pre-fills `example`: examples live in the description instead.
           expect(parameter, parameter.name).not.toHaveProperty('example');
           expect(parameter.schema, parameter.name).not.toHaveProperty('examples');
           for (const example of examplesIn(parameter.description ?? '')) {
-            const response = await get(`${path}?${new URLSearchParams({ [parameter.name]: example })}`);
+            const response = await get(`${listUrl}?${new URLSearchParams({ [parameter.name]: example })}`);
             // page's example (2) may be past the last page of a small result; that 404 is documented too.
             expect([200, 404], `${parameter.name}=${example}: ${response.body}`).toContain(response.statusCode);
             expectConforms('GET', path, response);
@@ -84,35 +93,54 @@ describeEachStore('responses match the OpenAPI document', (store) => {
       it('accepts every documented order_by value and refuses one outside the enum', async () => {
         const orderBy = (paths[path]!.get.parameters ?? []).find((parameter) => parameter.name === 'order_by');
         for (const value of orderBy?.schema.enum ?? []) {
-          const response = await get(`${path}?order_by=${encodeURIComponent(value)}`);
+          const response = await get(`${listUrl}?order_by=${encodeURIComponent(value)}`);
           expect(response.statusCode, value).toBe(200);
         }
-        const refused = await get(`${path}?order_by=uid`);
+        const refused = await get(`${listUrl}?order_by=uid`);
         expect(refused.statusCode).toBe(422);
         expectConforms('GET', path, refused);
       });
 
       it('answers 422 with every invalid parameter, as documented', async () => {
-        const response = await get(`${path}?created_from=yesterday&page=0&page_size=50`);
+        const response = await get(`${listUrl}?created_from=yesterday&page=0&page_size=50`);
         expect(response.statusCode).toBe(422);
         expect(response.json().errors.map((error: { param: string }) => error.param).sort()).toEqual(['created_from', 'page', 'page_size']);
         expectConforms('GET', path, response);
       });
 
       it('answers 404 page_out_of_range past the last page, as documented', async () => {
-        const response = await get(`${path}?page=99`);
+        const response = await get(`${listUrl}?page=99`);
         expect(response.json().code).toBe('page_out_of_range');
         expectConforms('GET', path, response);
       });
 
       it('answers 401 with WWW-Authenticate without or with wrong credentials, as documented', async () => {
         for (const authorization of [null, basicAuthorization(tenant.org.uid, 'lak_wrong')]) {
-          const response = await get(path, authorization);
+          const response = await get(listUrl, authorization);
           expect(response.statusCode).toBe(401);
           expectConforms('GET', path, response);
         }
       });
+
+      if (path !== listUrl) {
+        it('answers 404 not_found naming an unknown parent record, as documented', async () => {
+          const response = await get(path.replace('{uid}', 'nope_404'));
+          expect(response.statusCode).toBe(404);
+          expect(response.json()).toMatchObject({ code: 'not_found', detail: expect.stringContaining("uid 'nope_404'") });
+          expectConforms('GET', path, response);
+        });
+      }
     });
+
+    // A nested collection has no item route (documented or served).
+    if (path !== listUrl) {
+      it(`answers 405 with Allow for other methods on ${path}, as documented`, async () => {
+        const response = await app.inject({ method: 'DELETE', url: listUrl, headers: { authorization: tenant.authorization } });
+        expect(response.statusCode).toBe(405);
+        expect(contract.checkResponseObject('/components/responses/MethodNotAllowed', response)).toEqual([]);
+      });
+      continue;
+    }
 
     describe(`GET ${itemPath}`, () => {
       it('answers the record, matching its schema', async () => {
@@ -211,6 +239,7 @@ describe('responses while the database is unreachable match the OpenAPI document
         [path, path],
         [`${path}{uid}/`, `${path}some_uid/`],
       ]),
+      ...nestedPaths.map((path) => [path, path.replace('{uid}', 'some_uid')]),
     ] as const) {
       const response = await app.inject({ method: 'GET', url, headers: { authorization } });
       expect(response.statusCode, `${url}: ${response.body}`).toBe(503);

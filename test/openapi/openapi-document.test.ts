@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
-import type { ResourceDefinition } from '../../src/listing/resource-definition.js';
+import { collectionPathOf, type ResourceDefinition } from '../../src/listing/resource-definition.js';
 import { identifierValue } from '../../src/listing/value-parsers.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument, renderOpenApiJson } from '../../src/openapi/lending-api-document.js';
@@ -55,10 +55,22 @@ describe('openapi.json', () => {
     expect((await validator.validate(broken)).valid, 'a response without a description is invalid').toBe(false);
   });
 
-  it('documents a list and a retrieve operation for every resource, with its record and page schemas', () => {
+  it('documents a list and a retrieve operation for every resource (a nested one: its list under the parent), with its record and page schemas', () => {
     expect(Object.keys(paths).sort()).toEqual(
-      [...RESOURCES.flatMap((resource) => [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`]), '/healthz', '/readyz', '/api/openapi.json', '/docs'].sort(),
+      [
+        ...RESOURCES.flatMap((resource) => (resource.parent ? [`/api/${collectionPathOf(resource)}/`] : [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`])),
+        '/healthz',
+        '/readyz',
+        '/api/openapi.json',
+        '/docs',
+      ].sort(),
     );
+    expect(paths['/api/limits/{uid}/entries/']!.get.operationId).toBe('listLedgerEntries');
+    // Its 404 is either problem: the limit is not found, or the page is past the last one.
+    const notFound = JSON.stringify(paths['/api/limits/{uid}/entries/']!.get.responses['404']);
+    expect(notFound).toContain('"code":{"const":"not_found"}');
+    expect(notFound).toContain('"code":{"const":"page_out_of_range"}');
+    expect((components.schemas?.LedgerEntry?.properties as Record<string, JsonObject> | undefined)?.key_id).toMatchObject({ type: ['string', 'null'] });
     for (const resource of RESOURCES) {
       expect(Object.keys(components.schemas?.[resource.schemaName]?.properties ?? {})).toEqual(Object.keys(resource.fields));
       expect(components.schemas?.[`${resource.schemaName}Page`]).toBeDefined();
@@ -67,7 +79,10 @@ describe('openapi.json', () => {
 
   it('documents every filter, order_by (each field and its - variant), page and cursor of each list', () => {
     for (const resource of RESOURCES) {
-      const parameters = paths[`/api/${resource.path}/`]!.get.parameters;
+      const documented = paths[`/api/${collectionPathOf(resource)}/`]!.get.parameters;
+      // A nested list's first parameter is its parent's uid, in the path.
+      if (resource.parent) expect(documented[0]).toMatchObject({ name: 'uid', in: 'path', required: true });
+      const parameters = resource.parent ? documented.slice(1) : documented;
       expect(parameters.map((parameter) => parameter.name)).toEqual([...resource.filters.map((filter) => filter.param), 'order_by', 'page', 'cursor']);
       for (const parameter of parameters) {
         expect(parameter.in).toBe('query');

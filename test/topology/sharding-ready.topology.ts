@@ -2,10 +2,11 @@ import { expect, it } from 'vitest';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
 import { ListCache } from '../../src/listing/list-cache.js';
 import { listRecords, retrieveRecord } from '../../src/listing/list-records.js';
+import { scopeToParent } from '../../src/listing/parent-scope.js';
 import { parseListQuery } from '../../src/listing/query-parser.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import type { QueryOptions, Store, Transaction } from '../../src/store/store.js';
-import { insertRecords, sampleRecords } from '../helpers/fixtures/index.js';
+import { insertRecords, PARENT_UID, sampleRecords } from '../helpers/fixtures/index.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -65,11 +66,12 @@ describeEachStore('sharding-ready schema and statements', (store) => {
       const byValue = equality ? [`${equality.param}=${encodeURIComponent(sample[resource.fields[equality.field]!.column] ?? '')}`] : [];
       const byLastOrdering = `order_by=${resource.orderings[resource.orderings.length - 1]}`;
       for (const raw of ['', 'page=2', 'page=3', ...byValue, 'order_by=-created_at&page=2', 'created_from=2020-01-01T00:00:00Z', byLastOrdering]) {
-        const query = parseListQuery(resource, raw);
+        const parsed = parseListQuery(resource, raw);
+        const query = resource.parent ? await scopeToParent(recorded, resource, tenant.org.id, PARENT_UID, parsed) : parsed;
         await listRecords(recorded, resource, tenant.org.id, query, cache);
         await listRecords(recorded, resource, tenant.org.id, query, undefined);
       }
-      await retrieveRecord(recorded, resource, tenant.org.id, `${resource.path}_1`);
+      if (!resource.parent) await retrieveRecord(recorded, resource, tenant.org.id, `${resource.path}_1`);
     }
     await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
     await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
