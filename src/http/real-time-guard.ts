@@ -14,6 +14,7 @@ export interface RealTimeGuardOptions {
  * answers 503 for credit limits instead of a possibly stale balance; other
  * records (payment methods) are answered from any standby. Runs after
  * authentication, so a client without valid credentials still gets 401.
+ * Register it before the routes it guards: it attaches itself to each as it is added.
  */
 export const realTimeGuard = fp(async (app: FastifyInstance, options: RealTimeGuardOptions) => {
   const guard = async () => {
