@@ -9,18 +9,21 @@
  * variants run in one process, round by round in turn, so drift hits them all.
  *
  *   DATABASE_URL=postgres://…/lending_bench node --import tsx bench/app-cpu.ts [--scenario a] [--requests 10000] [--rounds 5]
- *       --variant dist --variant DIR[:no-metrics][:log=info][:auth-failures=0][:no-auth-cache] …
+ *       --variant dist --variant DIR[:no-metrics][:log=info][:auth-failures=0][:no-auth-cache][:budget=MS] …
  *
  * A variant is a compiled build (`npm run build` makes `dist`; copy one aside
  * to compare two builds — it must sit in the project root, e.g.
- * `.build-test-before/`) with optional settings. The database must hold the
- * bench dataset at `--scale` (npm run bench -- --scale 0.01 --load-only).
+ * `.build-test-before/`) with optional settings; what a variant does not set
+ * is as `serve` sets it by default (`budget=0`: no per-request database budget,
+ * as with DATABASE_REQUEST_BUDGET_MS=0). The database must hold the bench
+ * dataset at `--scale` (npm run bench -- --scale 0.01 --load-only).
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import type * as AppModule from '../src/app.js';
+import type * as ConfigModule from '../src/config.js';
 import type * as OrganizationsModule from '../src/auth/organizations.js';
 import type * as LoggerModule from '../src/logger.js';
 import type * as PostgresStoreModule from '../src/store/postgres-store.js';
@@ -64,6 +67,8 @@ async function startVariant(spec: string): Promise<Variant> {
   const { createLogger } = await load<typeof LoggerModule>('logger.js');
   const { PostgresStore } = await load<typeof PostgresStoreModule>('store/postgres-store.js');
   const { createApiKey } = await load<typeof OrganizationsModule>('auth/organizations.js');
+  // serve's defaults for what the variant does not set (the database budget, the slow-client limits).
+  const config = (await load<typeof ConfigModule>('config.js')).loadConfig({ DATABASE_URL: databaseUrl });
 
   // Record: the rows each statement text returns, once, from the real database; then replay them.
   const real = new PostgresStore(databaseUrl as string, { poolSize: 2 });
@@ -89,6 +94,8 @@ async function startVariant(spec: string): Promise<Variant> {
     ...(setting('no-metrics') === undefined ? { metrics: new Registry() } : {}),
     rateLimit: { perMinute: 0, authFailuresPerMinute: authFailures === undefined ? 20 : Number(authFailures) },
     ...(setting('no-auth-cache') === undefined ? { authCache: { ttlMs: 5000 } } : {}),
+    http: config.http,
+    databaseRequestBudgetMs: Number(setting('budget') ?? config.databaseRequestBudgetMs),
   });
   const inject = async (url: string) => {
     const response = await app.inject({ method: 'GET', url, headers: { authorization, host: '127.0.0.1:3000' } });

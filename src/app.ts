@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
+import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -70,6 +71,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     logController: new AccessLogController(),
+    childLoggerFactory: lazyChildLogger,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     trustProxy: fastifyTrustProxy(options.trustProxy),

@@ -37,10 +37,20 @@ export const httpMetrics = fp(
       registers: [registry],
     });
 
-    app.addHook('onResponse', async (request, reply) => {
-      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    // One labels object per series, made once: as many as there are series, which the route patterns bound.
+    const seriesLabels = new Map<string, Record<(typeof labelNames)[number], string>>();
+    // Callback style: an async hook costs a promise and a microtask turn per request.
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      const key = `${request.method} ${reply.statusCode} ${route}`;
+      let labels = seriesLabels.get(key);
+      if (!labels) {
+        labels = { method: request.method, route, status: String(reply.statusCode) };
+        seriesLabels.set(key, labels);
+      }
       requests.inc(labels);
       duration.observe(labels, reply.elapsedTime / 1000);
+      done();
     });
 
     const pool = poolOf(store);
