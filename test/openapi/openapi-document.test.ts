@@ -57,7 +57,15 @@ describe('openapi.json', () => {
 
   it('documents a list and a retrieve operation for every resource, with its record and page schemas', () => {
     expect(Object.keys(paths).sort()).toEqual(
-      [...RESOURCES.flatMap((resource) => [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`]), '/healthz', '/readyz', '/api/openapi.json', '/docs'].sort(),
+      [
+        ...RESOURCES.flatMap((resource) => [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`]),
+        '/api/limits/{uid}/drawdowns/',
+        '/api/limits/{uid}/repayments/',
+        '/healthz',
+        '/readyz',
+        '/api/openapi.json',
+        '/docs',
+      ].sort(),
     );
     for (const resource of RESOURCES) {
       expect(Object.keys(components.schemas?.[resource.schemaName]?.properties ?? {})).toEqual(Object.keys(resource.fields));
