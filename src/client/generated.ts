@@ -186,38 +186,39 @@ export interface EntityPage {
   items: Entity[];
 }
 /**
- * A drawdown or repayment of a credit limit, as recorded: entries are never changed or deleted, and the limit's outstanding is their sum.
+ * A recorded drawdown or repayment. Entries are never edited or deleted; a correction is a new entry.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "LedgerEntry".
  */
 export interface LedgerEntry {
   /**
-   * The entry's id, unique in the organization: recording the same id again changes nothing.
+   * The entry id (`dd_…` for a drawdown, `rp_…` for a repayment).
    */
   id: string;
-  /**
-   * drawdown (outstanding grows) or repayment (it shrinks).
-   */
   kind: 'drawdown' | 'repayment';
   /**
-   * Amount moved, in the limit's currency; always positive.
+   * UID of the credit limit.
+   */
+  limit: string;
+  /**
+   * The amount, positive.
    */
   amount: number;
   /**
-   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
+   * The entry's own time.
    */
   at: string;
   /**
-   * The writer's own reference (e.g. a loan or payment id); null when none was given.
+   * Your reference, if you gave one.
    */
   reference: string | null;
   /**
-   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
+   * Id of the API key that wrote it (null for the command line and the import).
    */
   key_id: string | null;
   /**
-   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
+   * When it was recorded.
    */
   created_at: string;
 }
@@ -253,7 +254,7 @@ export interface LedgerEntryPage {
  */
 export interface ParamError {
   /**
-   * The query parameter at fault.
+   * The query parameter, or the request body member, at fault.
    */
   param: string;
   /**
@@ -289,7 +290,16 @@ export interface Problem {
    */
   code:
     | 'invalid_parameter'
+    | 'invalid_body'
+    | 'invalid_json'
+    | 'unsupported_media_type'
+    | 'idempotency_key_missing'
+    | 'idempotency_key_invalid'
+    | 'idempotency_key_reused'
+    | 'insufficient_balance'
+    | 'repayment_exceeds_outstanding'
     | 'unauthorized'
+    | 'insufficient_scope'
     | 'not_found'
     | 'page_out_of_range'
     | 'method_not_allowed'
@@ -301,7 +311,7 @@ export interface Problem {
     | 'internal_error'
     | 'service_unavailable';
   /**
-   * Every invalid parameter (`invalid_parameter` only).
+   * Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).
    */
   errors?: ParamError[];
   /**
@@ -317,6 +327,75 @@ export interface Problem {
    */
   count?: number;
   [k: string]: unknown | undefined;
+}
+/**
+ * A drawdown or repayment to record.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryInput".
+ */
+export interface LedgerEntryInput {
+  /**
+   * Positive, at most two decimal places, below 10^13; a JSON string ("1200.50") or number, read exactly (never through a binary float).
+   */
+  amount: string | number;
+  /**
+   * The entry's own time, RFC 3339 with an offset; never in the future. Default: now. The limit's updated_at moves to the time of the write, whatever this says.
+   */
+  at?: string;
+  /**
+   * Your own reference (a loan or invoice number), no control characters.
+   */
+  reference?: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerWriteResult".
+ */
+export interface LedgerWriteResult {
+  entry: LedgerEntry;
+  limit: CreditLimit1;
+}
+/**
+ * An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.
+ */
+export interface CreditLimit1 {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * UID of the entity (borrower) it belongs to.
+   */
+  entity: string;
+  /**
+   * The limit's currency (ISO 4217).
+   */
+  currency: string;
+  /**
+   * The most the entity may borrow.
+   */
+  capacity: number;
+  /**
+   * Amount currently drawn.
+   */
+  outstanding: number;
+  /**
+   * Credit still available: capacity − outstanding.
+   */
+  balance: number;
+  /**
+   * Daily interest rate.
+   */
+  rate: number;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema

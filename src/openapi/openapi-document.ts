@@ -5,6 +5,8 @@ import { schemaRef, type JsonObject } from './json-schema.js';
 import { capitalize, plural } from './plural.js';
 import { problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
+import { writeComponents, writePaths } from './write-operations.js';
+import { creditLimits } from '../resources/credit-limits.js';
 
 /** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
 const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
@@ -17,7 +19,7 @@ export interface OpenApiDocumentOptions {
   readonly version: string;
 }
 
-const DESCRIPTION = `The read side of a lending platform: list and look up the payment methods and credit limits of the entities you lend to, before you create a loan.
+const DESCRIPTION = `The read side of a lending platform: list and look up the payment methods and credit limits of the entities you lend to, before you create a loan; and record drawdowns and repayments as they happen (write-scoped keys, \`Idempotency-Key\` required).
 
 **Authentication.** HTTP Basic: your organization ID is the user name and an API key the password. Every request sees only its own organization's records; another organization's record is a 404.
 
@@ -39,6 +41,9 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     paths[`/api/${collectionPathOf(resource)}/`] = { get: listOperation(resource) };
     if (!resource.parent) paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
   }
+  // The ledger moves credit limits: its writes are documented wherever they are.
+  const ledger = resources.includes(creditLimits) ? writeComponents(creditLimits) : undefined;
+  if (ledger) Object.assign(paths, writePaths(creditLimits));
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
@@ -49,6 +54,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
+      ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
       { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
@@ -59,7 +65,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         basicAuth: {
           type: 'http',
           scheme: 'basic',
-          description: 'User name: your organization ID. Password: an API key.',
+          description: 'User name: your organization ID. Password: an API key (a `write`-scoped key for drawdowns and repayments).',
         },
       },
       schemas: {
@@ -70,6 +76,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
           ]),
         ),
         ...problemSchemas(),
+        ...ledger?.schemas,
         Health: {
           title: 'Health',
           type: 'object',
@@ -94,7 +101,9 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         },
       },
       responses: problemResponses(),
+      ...(ledger ? { parameters: ledger.parameters } : {}),
       headers: {
+        ...ledger?.headers,
         'X-Request-Id': {
           description: "The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID.",
           required: true,

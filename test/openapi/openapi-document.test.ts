@@ -59,6 +59,8 @@ describe('openapi.json', () => {
     expect(Object.keys(paths).sort()).toEqual(
       [
         ...RESOURCES.flatMap((resource) => (resource.parent ? [`/api/${collectionPathOf(resource)}/`] : [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`])),
+        '/api/limits/{uid}/drawdowns/',
+        '/api/limits/{uid}/repayments/',
         '/healthz',
         '/readyz',
         '/api/openapi.json',
