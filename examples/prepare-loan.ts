@@ -88,9 +88,10 @@ export function describeDecision(decision: LoanDecision): string {
   ].join('\n');
 }
 
-/** The line printed (to stderr) before the client waits to retry a 429 or 503. */
+/** The line printed (to stderr) before the client waits to retry a 429 or 503, or a drawdown that got no answer. */
 export function describeRetry({ attempt, delayMs, error }: RetryEvent): string {
-  return `prepare-loan: ${error.detail} (${error.code}, HTTP ${error.status}); retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1})`;
+  const what = error instanceof LendingApiError ? `${error.detail} (${error.code}, HTTP ${error.status})` : `no answer (${error.message})`;
+  return `prepare-loan: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1})`;
 }
 
 function toCents(amount: string): number {
