@@ -22,9 +22,11 @@ import type { ResourceDefinition } from './listing/resource-definition.js';
 import { RESOURCES } from './resources/index.js';
 import type { Store } from './store/store.js';
 import { runWithDatabaseBudget } from './store/database-budget.js';
-import type { HttpLimits } from './config.js';
+import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { realTimeGuard } from './http/real-time-guard.js';
+import { writeRoutes } from './http/write-routes.js';
+import { creditLimits } from './resources/credit-limits.js';
 
 export interface AppOptions {
   store: Store;
@@ -60,6 +62,8 @@ export interface AppOptions {
   onRoute?: (route: RouteOptions) => void;
   /** On a hot standby: answer credit limits (`sync`: a synchronous standby) or refuse them (default). */
   replicaLimits?: ReplicaLimits;
+  /** How long a write's stored response is replayed for its Idempotency-Key (default 24). */
+  idempotencyKeyTtlHours?: number;
 }
 
 /**
@@ -94,9 +98,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    // No route reads a body: a request still sending one is answered (404, 405, or
-    // whatever its route says) without waiting for it, and its connection closed.
-    closeIfBodyPending(request, reply);
+    // Only the write routes read a body: a request still sending one elsewhere is answered
+    // (404, 405, or whatever its route says) without waiting for it, and its connection closed.
+    if (!request.routeOptions.config.readsBody) closeIfBodyPending(request, reply);
     rejectAmbiguousAuthorization(request);
     if (request.is404) throw notFound(request);
   });
@@ -122,12 +126,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.
   const realTimePaths = resources.filter((resource) => (resource.volatileFields ?? []).length > 0).map((resource) => `/api/${resource.path}/`);
   await app.register(realTimeGuard, { role, paths: realTimePaths });
+  const authCache = options.authCache && createAuthCache(options.authCache);
   await app.register(resourceRoutes, {
     store: options.store,
     resources: options.resources ?? RESOURCES,
     publicUrl: options.publicUrl,
-    authCache: options.authCache && createAuthCache(options.authCache),
+    authCache,
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
+  });
+  await app.register(writeRoutes, {
+    store: options.store,
+    role,
+    limits: creditLimits,
+    authCache,
+    idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
   });
   registerMethodNotAllowed();
   return app;

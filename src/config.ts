@@ -14,6 +14,12 @@ export interface Config {
   readonly trustProxy: TrustProxy;
   /** Requests per minute per API key; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
+  /** Writes (drawdowns, repayments) per minute per API key, a budget of their own; 0 turns it off. */
+  readonly writeRateLimitPerMinute: number;
+  /** How long a write's response is replayed for its Idempotency-Key. */
+  readonly idempotencyKeyTtlHours: number;
+  /** How often `serve` deletes expired idempotency keys; 0: never (run `idempotency prune` instead). */
+  readonly idempotencyPruneIntervalMs: number;
   readonly redisUrl: string | undefined;
   /** How long a request waits for Redis before its limits are counted in memory (and the breaker opens). */
   readonly redisTimeoutMs: number;
@@ -51,6 +57,9 @@ export interface Config {
   /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
   readonly databasePreparedStatements: boolean;
 }
+
+/** SPEC §3a: the same Idempotency-Key replays its first response for 24 hours. */
+export const DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS = 24;
 
 export interface HttpLimits {
   readonly headersTimeoutMs: number;
@@ -94,6 +103,9 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     publicUrl: publicUrl(read('PUBLIC_URL')),
     trustProxy: trustProxy(read('TRUST_PROXY')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
+    writeRateLimitPerMinute: integer('WRITE_RATE_LIMIT_PER_MINUTE', read('WRITE_RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
+    idempotencyKeyTtlHours: integer('IDEMPOTENCY_KEY_TTL_HOURS', read('IDEMPOTENCY_KEY_TTL_HOURS'), DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, 1, 24 * 365),
+    idempotencyPruneIntervalMs: integer('IDEMPOTENCY_PRUNE_INTERVAL_MS', read('IDEMPOTENCY_PRUNE_INTERVAL_MS'), 3_600_000, 0, 86_400_000),
     redisUrl: redisUrl(read('REDIS_URL')),
     redisTimeoutMs: integer('REDIS_TIMEOUT_MS', read('REDIS_TIMEOUT_MS'), 200, 1, 10_000),
     redisBreakerCooldownMs: integer('REDIS_BREAKER_COOLDOWN_MS', read('REDIS_BREAKER_COOLDOWN_MS'), 5000, 100, 600_000),

@@ -14,6 +14,7 @@ import type { Store } from './store/store.js';
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { assertSchemaMatches } from './listing/schema-check.js';
 import { RESOURCES } from './resources/index.js';
+import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -58,7 +59,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       }
     }
     await assertSchemaMatches(openedStore, RESOURCES);
-    if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute > 0) {
+    if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute + config.writeRateLimitPerMinute > 0) {
       redis = await connectRedis(config.redisUrl, logger);
     }
     const metrics = new Registry();
@@ -78,6 +79,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       metrics,
       rateLimit: {
         perMinute: config.rateLimitPerMinute,
+        writesPerMinute: config.writeRateLimitPerMinute,
         authFailuresPerMinute: config.authFailuresPerMinute,
         redis,
         redisTimeoutMs: config.redisTimeoutMs,
@@ -88,7 +90,9 @@ export async function startServer(config: Config, store?: Store, logDestination?
       http: config.http,
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
       replicaLimits: config.replicaLimits,
+      idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
     });
+    const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
     const address = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
     return {
@@ -98,6 +102,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       metricsUrl: metricsServer?.url,
       close: () => {
         closing ??= (async () => {
+          pruning.stop();
           await closeWithin(app, config.shutdownTimeoutMs);
           await metricsServer?.close();
           await redis?.quit().catch(() => redis?.disconnect());

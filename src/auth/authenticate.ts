@@ -1,11 +1,14 @@
 import type { Queryable } from '../store/store.js';
 import { keyIdOf, keyMatchesHash } from './api-key-format.js';
+import type { KeyScope } from './key-scope.js';
 
 export interface AuthContext {
   /** Internal organization id: every query is scoped by it. */
   readonly orgId: string;
   readonly orgUid: string;
   readonly keyId: string;
+  /** `write` keys may record ledger entries; `read` keys only read. */
+  readonly scope: KeyScope;
   /** When the key expires (ms since the epoch), if it does. */
   readonly keyExpiresAtMs?: number;
 }
@@ -37,8 +40,8 @@ const UNKNOWN_KEY_HASH = '0'.repeat(64);
 export async function authenticate(db: Queryable, credentials: Credentials): Promise<AuthContext | undefined> {
   const keyId = keyIdOf(credentials.apiKey);
   if (!keyId) return undefined;
-  const rows = await db.query<{ org_id: string; org_uid: string; secret_hash: string; usable: boolean; expires_ms: string | null }>(
-    `SELECT o.id::text AS org_id, o.uid AS org_uid, k.secret_hash,
+  const rows = await db.query<{ org_id: string; org_uid: string; secret_hash: string; scope: KeyScope; usable: boolean; expires_ms: string | null }>(
+    `SELECT o.id::text AS org_id, o.uid AS org_uid, k.secret_hash, k.scope,
             floor(extract(epoch FROM k.expires_at) * 1000)::text AS expires_ms,
             (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS usable
        FROM api_keys k JOIN organizations o ON o.id = k.org_id
@@ -52,6 +55,7 @@ export async function authenticate(db: Queryable, credentials: Credentials): Pro
     orgId: row.org_id,
     orgUid: row.org_uid,
     keyId,
+    scope: row.scope,
     ...(row.expires_ms === null ? {} : { keyExpiresAtMs: Number(row.expires_ms) }),
   };
 }

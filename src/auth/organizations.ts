@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/domain-error.js';
 import type { Queryable } from '../store/store.js';
 import { generateApiKey } from './api-key-format.js';
+import type { KeyScope } from './key-scope.js';
 
 export interface Organization {
   readonly id: string;
@@ -15,6 +16,7 @@ export interface ApiKeyInfo {
   readonly created_at: string;
   readonly expires_at: string | null;
   readonly revoked_at: string | null;
+  readonly scope: KeyScope;
   readonly status: 'active' | 'expired' | 'revoked';
 }
 
@@ -50,25 +52,30 @@ export async function requireOrganization(db: Queryable, uid: string): Promise<O
   return org;
 }
 
-/** Creates a key and returns it in full: the only time it is ever visible. An expiry must be in the future. */
+/**
+ * Creates a key and returns it in full: the only time it is ever visible. An
+ * expiry must be in the future. Keys are read-only unless `scope` is `write`.
+ */
 export async function createApiKey(
   db: Queryable,
   orgUid: string,
   expiresAt?: string,
-): Promise<{ id: string; org: string; key: string; expires_at: string | null }> {
+  scope: KeyScope = 'read',
+): Promise<{ id: string; org: string; key: string; expires_at: string | null; scope: KeyScope }> {
   const org = await requireOrganization(db, orgUid);
   if (expiresAt !== undefined) {
     const [row] = await db.query<{ past: boolean }>('SELECT $1::timestamptz <= now() AS past', [expiresAt]);
     if (row?.past) throw new DomainError(`expiry ${expiresAt} is not in the future: the key would be dead on arrival`);
   }
   const generated = generateApiKey();
-  await db.query('INSERT INTO api_keys (id, org_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4::timestamptz)', [
+  await db.query('INSERT INTO api_keys (id, org_id, secret_hash, expires_at, scope) VALUES ($1, $2, $3, $4::timestamptz, $5)', [
     generated.id,
     org.id,
     generated.hash,
     expiresAt ?? null,
+    scope,
   ]);
-  return { id: generated.id, org: org.uid, key: generated.key, expires_at: expiresAt ?? null };
+  return { id: generated.id, org: org.uid, key: generated.key, expires_at: expiresAt ?? null, scope };
 }
 
 export async function listApiKeys(db: Queryable, orgUid: string): Promise<ApiKeyInfo[]> {
@@ -78,6 +85,7 @@ export async function listApiKeys(db: Queryable, orgUid: string): Promise<ApiKey
             to_char(k.created_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS created_at,
             to_char(k.expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at,
             to_char(k.revoked_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS revoked_at,
+            k.scope,
             CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked'
                  WHEN k.expires_at IS NOT NULL AND k.expires_at <= now() THEN 'expired'
                  ELSE 'active' END AS status

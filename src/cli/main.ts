@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerDemo } from './commands/demo.js';
 import { registerDraw } from './commands/draw.js';
+import { registerIdempotency } from './commands/idempotency.js';
 import { registerImport } from './commands/import.js';
 import { registerKey } from './commands/key.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerDraw(program);
   registerRepay(program);
   registerDemo(program);
+  registerIdempotency(program);
   return program;
 }
 

@@ -229,7 +229,16 @@ export interface Problem {
    */
   code:
     | 'invalid_parameter'
+    | 'invalid_body'
+    | 'invalid_json'
+    | 'unsupported_media_type'
+    | 'idempotency_key_missing'
+    | 'idempotency_key_invalid'
+    | 'idempotency_key_reused'
+    | 'insufficient_balance'
+    | 'repayment_exceeds_outstanding'
     | 'unauthorized'
+    | 'insufficient_scope'
     | 'not_found'
     | 'page_out_of_range'
     | 'method_not_allowed'

@@ -4,7 +4,16 @@
  */
 export const ERROR_CODES = {
   invalid_parameter: { status: 422, title: 'Invalid query parameter' },
+  invalid_body: { status: 422, title: 'Invalid request body' },
+  invalid_json: { status: 400, title: 'Malformed JSON body' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  idempotency_key_missing: { status: 400, title: 'Idempotency-Key required' },
+  idempotency_key_invalid: { status: 400, title: 'Invalid Idempotency-Key' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused for another request' },
+  insufficient_balance: { status: 409, title: 'Insufficient balance' },
+  repayment_exceeds_outstanding: { status: 409, title: 'Repayment exceeds outstanding' },
   unauthorized: { status: 401, title: 'Authentication required' },
+  insufficient_scope: { status: 403, title: 'Insufficient scope' },
   not_found: { status: 404, title: 'Not found' },
   page_out_of_range: { status: 404, title: 'Page out of range' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
@@ -30,6 +39,7 @@ export function problemType(code: ErrorCode): string {
 
 /** One invalid input, as listed in a problem's `errors` array. */
 export interface ParamError {
+  /** The query parameter, or the request body's member, at fault. */
   param: string;
   detail: string;
 }
@@ -65,5 +75,12 @@ export class ApiError extends Error {
     const detail =
       errors.length === 1 && first ? first.detail : `${errors.length} query parameters are invalid: ${errors.map((e) => e.param).join(', ')}`;
     return new ApiError('invalid_parameter', detail, { errors });
+  }
+
+  static invalidBody(errors: ParamError[]): ApiError {
+    const [first] = errors;
+    const detail =
+      errors.length === 1 && first ? first.detail : `${errors.length} members of the request body are invalid: ${errors.map((e) => e.param).join(', ')}`;
+    return new ApiError('invalid_body', detail, { errors });
   }
 }

@@ -2,6 +2,13 @@ import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on the routes this mechanism adds (tests tell them from the app's own routes). */
+    answersMethodNotAllowed?: boolean;
+  }
+}
+
 // Every method Node's parser accepts, except CONNECT (a tunnel request, never routed).
 const ROUTABLE_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
@@ -40,6 +47,7 @@ export function methodNotAllowedForEveryRoute(app: FastifyInstance): () => void 
       app.route({
         method: others,
         url,
+        config: { answersMethodNotAllowed: true },
         onRequest: async (request: FastifyRequest) => {
           throw new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow}`, { headers: { allow } });
         },

@@ -66,6 +66,8 @@ function clientErrorCode(status: number): ErrorCode {
       return 'not_acceptable';
     case 413:
       return 'payload_too_large';
+    case 415:
+      return 'unsupported_media_type';
     case 429:
       return 'rate_limited';
     default:

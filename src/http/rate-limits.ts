@@ -8,12 +8,15 @@ import { throttleAddressOf } from './client-address.js';
 import { RedisBreaker } from './redis-breaker.js';
 import { RedisCounters } from './redis-counters.js';
 import { RequestLimiter, WINDOW_MS, type Budget, type Verdict } from './request-limiter.js';
+import { writeBudgetGuard } from './write-rate-limit.js';
 
 export const DEFAULT_REDIS_PREFIX = 'lending-api:rate-limit:';
 
 export interface RateLimitOptions {
   /** Requests per minute per API key; 0 turns the limit off. */
   perMinute: number;
+  /** Writes (POST) per minute per API key, a budget of their own; 0 or absent: no limit. */
+  writesPerMinute?: number;
   /** Failed authentications per minute per client address; 0 turns the throttle off. */
   authFailuresPerMinute: number;
   /** Counters shared by every instance; in this process's memory when absent. */
@@ -33,6 +36,8 @@ interface Guards {
   beforeAuth?: onRequestAsyncHookHandler;
   /** After authentication: the shared failure count and the per-key request budget. */
   afterAuth?: onRequestAsyncHookHandler;
+  /** After authentication on write routes: the shared failure count and the per-key write budget. */
+  afterWriteAuth?: onRequestAsyncHookHandler;
   /** Counts a failed authentication against the client's address; throws 429 past the allowance. */
   onAuthFailure?: (request: FastifyRequest) => Promise<void>;
 }
@@ -57,8 +62,8 @@ export const rateLimits = fp(
   async (app: FastifyInstance, options: RateLimitOptions) => {
     const guards: Guards = {};
     app.decorate('requestLimits', guards);
-    const { perMinute, authFailuresPerMinute: maxFailures } = options;
-    if (perMinute <= 0 && maxFailures <= 0) return;
+    const { perMinute, authFailuresPerMinute: maxFailures, writesPerMinute = 0 } = options;
+    if (perMinute <= 0 && maxFailures <= 0 && writesPerMinute <= 0) return;
 
     let shared: { counters: RedisCounters; breaker: RedisBreaker } | undefined;
     if (options.redis) {
@@ -74,6 +79,9 @@ export const rateLimits = fp(
       app.addHook('onClose', async () => breaker.stop());
     }
     const limiter = new RequestLimiter({ perMinute, authFailuresPerMinute: maxFailures, shared });
+    if (writesPerMinute > 0) {
+      guards.afterWriteAuth = writeBudgetGuard(new RequestLimiter({ perMinute: writesPerMinute, authFailuresPerMinute: maxFailures, shared }), maxFailures);
+    }
 
     guards.afterAuth = async (request, reply) => {
       const keyId = request.auth?.keyId;
@@ -98,11 +106,11 @@ export const rateLimits = fp(
   { name: 'lending-api-rate-limits' },
 );
 
-function seconds(ms: number): string {
+export function seconds(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)));
 }
 
-function budgetHeaders(budget: Budget): Record<string, string> {
+export function budgetHeaders(budget: Budget): Record<string, string> {
   return {
     'x-ratelimit-limit': String(budget.limit),
     'x-ratelimit-remaining': String(Math.max(0, budget.limit - budget.count)),
@@ -119,7 +127,7 @@ function overBudget(budget: Budget): ApiError {
 }
 
 // The same answer whether the presented key was right or wrong: a blocked address learns nothing.
-function addressBlocked(resetMs: number, max: number): ApiError {
+export function addressBlocked(resetMs: number, max: number): ApiError {
   return new ApiError('rate_limited', `too many failed authentications from this address; retry in ${seconds(resetMs)} s`, {
     headers: {
       'retry-after': seconds(resetMs),
@@ -134,10 +142,13 @@ function addressBlocked(resetMs: number, max: number): ApiError {
  * Adds `authenticate` to an encapsulated scope, wrapped by the limiters: the
  * known-blocked check runs before it (a blocked address costs no database
  * work), the shared check and the per-key budget after it, and a failure is
- * counted against the client's address.
+ * counted against the client's address. Write routes (`budget: 'writes'`)
+ * count against the key's write budget instead of its request budget.
  */
-export function authenticateWithLimits(scope: FastifyInstance, authenticate: onRequestAsyncHookHandler): void {
-  const { beforeAuth, afterAuth, onAuthFailure } = scope.hasDecorator('requestLimits') ? scope.requestLimits : ({} as Guards);
+export function authenticateWithLimits(scope: FastifyInstance, authenticate: onRequestAsyncHookHandler, budget: 'reads' | 'writes' = 'reads'): void {
+  const guards = scope.hasDecorator('requestLimits') ? scope.requestLimits : ({} as Guards);
+  const { beforeAuth, onAuthFailure } = guards;
+  const afterAuth = budget === 'writes' ? guards.afterWriteAuth : guards.afterAuth;
   if (beforeAuth) scope.addHook('onRequest', beforeAuth);
   if (onAuthFailure) {
     scope.addHook('onRequest', async function (request: FastifyRequest, reply: FastifyReply) {

@@ -10,6 +10,10 @@ export interface LedgerResult {
   readonly limit: string;
   readonly amount: string;
   readonly at: string;
+  readonly key_id: string | null;
+  readonly reference: string | null;
+  /** When the entry was recorded (the transaction's time). */
+  readonly recorded_at: string;
   /** False when the same entry had already been recorded: nothing changed. */
   readonly applied: boolean;
   readonly capacity: string;
@@ -27,13 +31,22 @@ interface LimitState {
   updated_at: string;
 }
 
-interface ExistingEntry {
-  kind: string;
-  limit: string;
+interface StoredEntry {
   amount: string;
   at: string;
+  key_id: string | null;
+  reference: string | null;
+  recorded_at: string;
+}
+
+interface ExistingEntry extends StoredEntry {
+  kind: string;
+  limit: string;
   same: boolean;
 }
+
+const ENTRY_COLUMNS = `amount::text AS amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at, key_id, reference,
+  to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at`;
 
 const LIMIT_COLUMNS = `id::text AS id, uid, capacity::text AS capacity, outstanding::text AS outstanding,
   balance::text AS balance, to_char(updated_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS updated_at`;
@@ -80,7 +93,7 @@ export async function applyLedgerEntry(store: Store, orgId: string, entry: Ledge
     try {
       return await store.transaction(async (tx) => {
         await tx.exec(WAIT_FOR_SYNCHRONOUS_STANDBY);
-        return applyOnce(tx, orgId, entry);
+        return applyLedgerEntryIn(tx, orgId, entry);
       });
     } catch (error) {
       // Lost the race to record this id: read the winner's entry and answer from it.
@@ -90,7 +103,14 @@ export async function applyLedgerEntry(store: Store, orgId: string, entry: Ledge
   }
 }
 
-async function applyOnce(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
+/**
+ * applyLedgerEntry inside a transaction the caller owns (and has set
+ * WAIT_FOR_SYNCHRONOUS_STANDBY on): the HTTP writes record the entry and its
+ * idempotency row in one transaction. A refusal throws a LedgerError having
+ * changed nothing, so the caller may roll back to a savepoint and go on. A
+ * lost race to record the same id throws; the caller must roll back.
+ */
+export async function applyLedgerEntryIn(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
   if (entry.at !== undefined) await refuseFutureTime(tx, entry.at);
   const existing = await findEntry(tx, orgId, entry);
   if (existing) return replay(tx, orgId, entry, existing);
@@ -105,16 +125,16 @@ async function applyOnce(tx: Queryable, orgId: string, entry: LedgerEntryInput):
   );
   if (!limit) throw await refusal(tx, orgId, entry);
 
-  const inserted = await tx.query<{ at: string; amount: string }>(
-    `INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at)
-     VALUES ($1, $2, $3, $4, $5::numeric, coalesce($6::timestamptz, now()))
+  const inserted = await tx.query<StoredEntry>(
+    `INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
+     VALUES ($1, $2, $3, $4, $5::numeric, coalesce($6::timestamptz, now()), $7, $8)
      ON CONFLICT (org_id, id) DO NOTHING
-     RETURNING to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at, amount::text AS amount`,
-    [orgId, entry.id, limit.id, entry.kind, entry.amount, entry.at ?? null],
+     RETURNING ${ENTRY_COLUMNS}`,
+    [orgId, entry.id, limit.id, entry.kind, entry.amount, entry.at ?? null, entry.keyId ?? null, entry.reference ?? null],
   );
   const row = inserted[0];
   if (!row) throw new ConcurrentDuplicate();
-  return result({ ...entry, amount: row.amount }, row.at, true, limit);
+  return result(entry, row, true, limit);
 }
 
 /** An entry may be dated in the past, never after now (the database's clock). */
@@ -126,6 +146,7 @@ async function refuseFutureTime(tx: Queryable, at: string): Promise<void> {
 async function findEntry(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<ExistingEntry | undefined> {
   const [row] = await tx.query<ExistingEntry>(
     `SELECT e.kind, l.uid AS limit, e.amount::text AS amount, to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at,
+            e.key_id, e.reference, to_char(e.recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at,
             (e.kind = $3 AND l.uid = $4 AND e.amount = $5::numeric AND ($6::timestamptz IS NULL OR e.at = $6::timestamptz)) AS same
        FROM ledger_entries e JOIN credit_limits l ON l.id = e.limit_id
       WHERE e.org_id = $1 AND e.id = $2`,
@@ -146,7 +167,7 @@ async function replay(tx: Queryable, orgId: string, entry: LedgerEntryInput, exi
     entry.limit,
   ]);
   if (!limit) throw new Error(`credit limit ${entry.limit} of ledger entry ${entry.id} vanished`);
-  return result({ ...entry, amount: existing.amount }, existing.at, false, limit);
+  return result(entry, existing, false, limit);
 }
 
 /** Why the conditional UPDATE matched no row: no such limit, or not enough room. */
@@ -162,18 +183,21 @@ async function refusal(tx: Queryable, orgId: string, entry: LedgerEntryInput): P
         `drawdown of ${entry.amount} refused: it exceeds the balance of ${limit.uid} (balance ${limit.balance}, capacity ${limit.capacity}, outstanding ${limit.outstanding}); nothing was changed`,
       )
     : new LedgerError(
-        'exceeds_outstanding',
+        'repayment_exceeds_outstanding',
         `repayment of ${entry.amount} refused: it exceeds the outstanding amount of ${limit.uid} (outstanding ${limit.outstanding}); nothing was changed`,
       );
 }
 
-function result(entry: LedgerEntryInput, at: string, applied: boolean, limit: LimitState): LedgerResult {
+function result(entry: LedgerEntryInput, stored: StoredEntry, applied: boolean, limit: LimitState): LedgerResult {
   return {
     id: entry.id,
     kind: entry.kind,
     limit: limit.uid,
-    amount: entry.amount,
-    at,
+    amount: stored.amount,
+    at: stored.at,
+    key_id: stored.key_id,
+    reference: stored.reference,
+    recorded_at: stored.recorded_at,
     applied,
     capacity: limit.capacity,
     outstanding: limit.outstanding,

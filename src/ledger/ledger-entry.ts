@@ -14,6 +14,10 @@ export interface LedgerEntryInput {
   readonly amount: string;
   /** RFC 3339 time of the entry; absent means now. */
   readonly at?: string | undefined;
+  /** The API key that wrote it (HTTP writes); absent for the CLI and the import, which hold no key. */
+  readonly keyId?: string | undefined;
+  /** The caller's own reference (1–255 characters), if any. */
+  readonly reference?: string | undefined;
 }
 
 export function newLedgerId(kind: LedgerKind): string {

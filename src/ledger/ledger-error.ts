@@ -1,6 +1,6 @@
 import { DomainError } from '../domain/domain-error.js';
 
-export type LedgerErrorCode = 'limit_not_found' | 'insufficient_balance' | 'exceeds_outstanding' | 'id_conflict' | 'invalid_entry';
+export type LedgerErrorCode = 'limit_not_found' | 'insufficient_balance' | 'repayment_exceeds_outstanding' | 'id_conflict' | 'invalid_entry';
 
 /** A drawdown or repayment that was refused; nothing was changed. */
 export class LedgerError extends DomainError {

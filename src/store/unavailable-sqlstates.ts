@@ -11,10 +11,12 @@
  *   (starting up or in recovery), 57P04 database dropped, 57P05 idle session
  *   timeout: the server ended or refused the session;
  * - 57014 query canceled: statement_timeout fired, the database did not
- *   answer in time.
+ *   answer in time;
+ * - 25006 read-only SQL transaction: a write reached a standby (the primary
+ *   was just demoted); another node, or this one later, can take it.
  */
 const UNAVAILABLE_CLASSES = new Set(['08', '53']);
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '57P04', '57P05', '57014']);
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '57P04', '57P05', '57014', '25006']);
 
 export function isUnavailableSqlstate(code: string | undefined): boolean {
   if (code === undefined || code.length !== 5) return false;

@@ -50,7 +50,7 @@ describeEachStore('cached API-key verification', (store) => {
 
 describe('createAuthCache', () => {
   const credentials = { organizationId: 'org_1', apiKey: 'lak_0123456789abcdef_secret' };
-  const auth = { orgId: '1', orgUid: 'org_1', keyId: 'key_0123456789abcdef' };
+  const auth = { orgId: '1', orgUid: 'org_1', keyId: 'key_0123456789abcdef', scope: 'read' as const };
 
   it('does not trust a key past its own expiry, even within the TTL', () => {
     let now = 1_000_000;

@@ -101,7 +101,7 @@ describe('lending-api import, draw, repay, demo (on a pglite directory)', { time
     expect(tooMuch.stderr).toMatch(/drawdown of 48500.01 refused: it exceeds the balance of cl_1 \(balance 48500.00/);
     const overRepay = await runCli(['repay', '--org', 'acme', '--limit', 'cl_1', '--amount', '1500.01', '--json'], url);
     expect(overRepay.code).toBe(1);
-    expect(JSON.parse(overRepay.stdout)).toMatchObject({ error: 'exceeds_outstanding' });
+    expect(JSON.parse(overRepay.stdout)).toMatchObject({ error: 'repayment_exceeds_outstanding' });
     expect(overRepay.stderr).toMatch(/repayment of 1500.01 refused/);
     const conflict = await runCli(['repay', '--org', 'acme', '--limit', 'cl_1', '--amount', '5', '--id', 'cli_d1'], url);
     expect(conflict.code).toBe(1);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { KeyScope } from '../../src/auth/key-scope.js';
 import { createApiKey, createOrganization, type Organization } from '../../src/auth/organizations.js';
 import type { Queryable } from '../../src/store/store.js';
 
@@ -14,10 +15,10 @@ export function basicAuthorization(user: string, password: string): string {
   return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 }
 
-/** A fresh organization with one active key; tests stay isolated by tenant. */
-export async function createTenant(db: Queryable, name = 'Test Lender'): Promise<Tenant> {
+/** A fresh organization with one active key (read-only unless `scope` says write); tests stay isolated by tenant. */
+export async function createTenant(db: Queryable, name = 'Test Lender', scope: KeyScope = 'read'): Promise<Tenant> {
   const org = await createOrganization(db, name, `org_test_${randomBytes(6).toString('hex')}`);
-  const key = await createApiKey(db, org.uid);
+  const key = await createApiKey(db, org.uid, undefined, scope);
   return { org, keyId: key.id, apiKey: key.key, authorization: basicAuthorization(org.uid, key.key) };
 }
 

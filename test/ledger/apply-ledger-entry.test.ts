@@ -80,7 +80,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
   describe('refusals change nothing', () => {
     const refusals: [string, { kind: 'drawdown' | 'repayment'; limit: string; amount: string }, string, RegExp][] = [
       ['a drawdown above the balance', { kind: 'drawdown', limit: 'cl_1', amount: '49000.01' }, 'insufficient_balance', /drawdown of 49000.01 refused: it exceeds the balance of cl_1 \(balance 49000.00/],
-      ['a repayment above outstanding', { kind: 'repayment', limit: 'cl_1', amount: '1000.01' }, 'exceeds_outstanding', /repayment of 1000.01 refused: it exceeds the outstanding amount of cl_1 \(outstanding 1000.00\)/],
+      ['a repayment above outstanding', { kind: 'repayment', limit: 'cl_1', amount: '1000.01' }, 'repayment_exceeds_outstanding', /repayment of 1000.01 refused: it exceeds the outstanding amount of cl_1 \(outstanding 1000.00\)/],
       ['an unknown limit', { kind: 'drawdown', limit: 'cl_nope', amount: '1.00' }, 'limit_not_found', /no credit limit 'cl_nope'/],
     ];
     for (const [name, entry, code, message] of refusals) {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { keyIdOf } from '../../auth/api-key-format.js';
+import { KEY_SCOPES, isKeyScope, type KeyScope } from '../../auth/key-scope.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../auth/organizations.js';
 import { formatMicros, parseTimestamp } from '../../listing/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
@@ -12,15 +13,17 @@ export function registerKey(program: Command): void {
     .description('create an API key; it is printed once and never stored')
     .requiredOption('--org <org>', 'organization ID')
     .option('--expires <at>', 'expiry: an ISO 8601 timestamp or a date (that day 00:00 UTC)')
+    .option('--scope <scope>', `${KEY_SCOPES.join(' or ')}: a write key may also record drawdowns and repayments over HTTP`, 'read')
     .option('--json', 'machine-readable output')
-    .action(async (options: OutputOptions & { org: string; expires?: string }) => {
+    .action(async (options: OutputOptions & { org: string; expires?: string; scope: string }) => {
       const expiresAt = options.expires === undefined ? undefined : parseExpiry(options.expires);
-      const created = await withStore((store) => createApiKey(store, options.org, expiresAt));
+      const scope = parseScope(options.scope);
+      const created = await withStore((store) => createApiKey(store, options.org, expiresAt, scope));
       print(
         options,
-        { id: created.id, org: created.org, key: created.key, expires_at: created.expires_at },
+        { id: created.id, org: created.org, key: created.key, expires_at: created.expires_at, scope: created.scope },
         [
-          `created API key ${created.id} for ${created.org}${created.expires_at ? ` (expires ${created.expires_at})` : ''}`,
+          `created ${created.scope} API key ${created.id} for ${created.org}${created.expires_at ? ` (expires ${created.expires_at})` : ''}`,
           `key: ${created.key}`,
           'store it now: it cannot be shown again',
         ].join('\n'),
@@ -34,7 +37,7 @@ export function registerKey(program: Command): void {
     .action(async (options: OutputOptions & { org: string }) => {
       const keys = await withStore((store) => listApiKeys(store, options.org));
       const lines = keys.map(
-        (k) => `${k.id}  ${k.status.padEnd(7)}  created ${k.created_at}${k.expires_at ? `  expires ${k.expires_at}` : ''}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
+        (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.scope.padEnd(5)}  created ${k.created_at}${k.expires_at ? `  expires ${k.expires_at}` : ''}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
       );
       print(options, keys, lines.length > 0 ? lines.join('\n') : `no keys for ${options.org}`);
     });
@@ -48,6 +51,11 @@ export function registerKey(program: Command): void {
       const revoked = await withStore((store) => revokeApiKey(store, id));
       print(options, revoked, `revoked ${revoked.id} of ${revoked.org} at ${revoked.revoked_at}`);
     });
+}
+
+function parseScope(raw: string): KeyScope {
+  if (!isKeyScope(raw)) throw new UsageError(`--scope must be ${KEY_SCOPES.join(' or ')}, got '${raw}'`);
+  return raw;
 }
 
 function parseExpiry(raw: string): string {

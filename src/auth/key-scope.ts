@@ -1,0 +1,7 @@
+/** What an API key may do: `read` (the default) lists and retrieves; `write` may also record ledger entries. */
+export const KEY_SCOPES = ['read', 'write'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+export function isKeyScope(value: string): value is KeyScope {
+  return (KEY_SCOPES as readonly string[]).includes(value);
+}

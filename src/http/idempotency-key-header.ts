@@ -1,0 +1,27 @@
+import { ApiError } from '../domain/errors.js';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+// Printable ASCII only: a key is an opaque token (a UUID is typical), and a control character would end up in logs.
+const PRINTABLE = /^[\x20-\x7e]+$/;
+
+/** The request's Idempotency-Key, required on every write; 400 when missing or malformed. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string {
+  const raw = headers[IDEMPOTENCY_KEY_HEADER];
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (value === undefined || value.trim() === '') {
+    throw new ApiError(
+      'idempotency_key_missing',
+      'send an Idempotency-Key header (a unique value such as a UUID per logical write, reused on its retries)',
+    );
+  }
+  if (value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new ApiError('idempotency_key_invalid', `the Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${value.length}`);
+  }
+  if (!PRINTABLE.test(value)) {
+    throw new ApiError('idempotency_key_invalid', 'the Idempotency-Key must be printable ASCII (no control or non-ASCII characters)');
+  }
+  return value;
+}

@@ -1,0 +1,128 @@
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { ApiError, type ParamError } from '../domain/errors.js';
+import { parseAmount } from '../ledger/amount.js';
+import { formatMicros, parseTimestamp } from '../listing/timestamp.js';
+
+/** A drawdown or repayment body, validated and in canonical form. */
+export interface WriteBody {
+  /** Canonical amount with two decimals (`1200.00`). */
+  readonly amount: string;
+  /** The entry's time, canonical (`2024-05-01T10:00:00.000000Z`); absent means now. */
+  readonly at?: string;
+  readonly reference?: string;
+}
+
+export const WRITE_BODY_MEMBERS = ['amount', 'at', 'reference'] as const;
+export const MAX_WRITE_BODY_BYTES = 4096;
+export const MAX_REFERENCE_LENGTH = 255;
+
+// A date, a time and an offset (RFC 3339): a bare date or a time without an offset is ambiguous for an entry.
+const DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$/;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it finds
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Parses and validates the JSON body of a drawdown or repayment. Malformed
+ * JSON is a 400 `invalid_json`; anything else wrong is one 422 `invalid_body`
+ * naming every invalid member. A JSON number amount is read from its source
+ * text, never through a binary float (same rule as the import).
+ */
+export function parseWriteBody(raw: string | undefined, nowMs: number = Date.now()): WriteBody {
+  const text = raw ?? '';
+  if (text.trim() === '') throw ApiError.invalidBody([{ param: 'amount', detail: 'amount is required (the body is empty)' }]);
+  let exact: unknown;
+  try {
+    JSON.parse(text);
+    exact = parseLossless(text);
+  } catch (error) {
+    throw new ApiError('invalid_json', `the body is not well-formed JSON: ${jsonErrorReason(error)}`);
+  }
+  if (typeof exact !== 'object' || exact === null || Array.isArray(exact)) {
+    throw ApiError.invalidBody([{ param: 'body', detail: 'the body must be a JSON object such as {"amount": "1200.00"}' }]);
+  }
+  const body = exact as Record<string, unknown>;
+  const errors: ParamError[] = [];
+  for (const member of Object.keys(body)) {
+    if (!(WRITE_BODY_MEMBERS as readonly string[]).includes(member)) {
+      errors.push({ param: member, detail: `${quote(member)} is not a member of this body; it accepts ${WRITE_BODY_MEMBERS.join(', ')}` });
+    }
+  }
+  const amount = amountOf(body.amount, errors);
+  const at = atOf(body.at, nowMs, errors);
+  const reference = referenceOf(body.reference, errors);
+  if (errors.length > 0 || amount === undefined) throw ApiError.invalidBody(errors);
+  return { amount, ...(at === undefined ? {} : { at }), ...(reference === undefined ? {} : { reference }) };
+}
+
+function amountOf(value: unknown, errors: ParamError[]): string | undefined {
+  if (value === undefined) {
+    errors.push({ param: 'amount', detail: 'amount is required' });
+    return undefined;
+  }
+  const text = isLosslessNumber(value) ? value.value : typeof value === 'string' ? value : undefined;
+  if (text === undefined) {
+    errors.push({ param: 'amount', detail: `amount must be a decimal number or string such as "1200.50", got ${typeName(value)}` });
+    return undefined;
+  }
+  const parsed = parseAmount(text);
+  if (!parsed.ok) {
+    errors.push({ param: 'amount', detail: `amount ${parsed.reason}, got ${quote(text)}` });
+    return undefined;
+  }
+  return parsed.value;
+}
+
+function atOf(value: unknown, nowMs: number, errors: ParamError[]): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    errors.push({ param: 'at', detail: `at must be an RFC 3339 timestamp string, got ${typeName(value)}` });
+    return undefined;
+  }
+  const parsed = DATE_TIME_WITH_OFFSET.test(value) ? parseTimestamp(value, 'from') : undefined;
+  if (!parsed?.ok) {
+    errors.push({ param: 'at', detail: `at must be an RFC 3339 timestamp with an offset, such as 2024-05-01T10:00:00Z, got ${quote(value)}` });
+    return undefined;
+  }
+  if (parsed.micros > BigInt(nowMs) * 1000n) {
+    errors.push({ param: 'at', detail: `at ${quote(value)} is in the future; an entry may be dated now or earlier` });
+    return undefined;
+  }
+  return formatMicros(parsed.micros);
+}
+
+function referenceOf(value: unknown, errors: ParamError[]): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    errors.push({ param: 'reference', detail: `reference must be a string, got ${typeName(value)}` });
+    return undefined;
+  }
+  const length = [...value].length;
+  if (length < 1 || length > MAX_REFERENCE_LENGTH) {
+    errors.push({ param: 'reference', detail: `reference must be 1–${MAX_REFERENCE_LENGTH} characters, got ${length}` });
+    return undefined;
+  }
+  if (CONTROL_CHARACTERS.test(value)) {
+    errors.push({ param: 'reference', detail: 'reference must not contain control characters' });
+    return undefined;
+  }
+  return value;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (isLosslessNumber(value)) return 'a number';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Quotes input for an error message, shortened: a detail must stay readable. */
+function quote(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
+function jsonErrorReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  if (/duplicate key/i.test(message)) return `a member appears twice (${message.replace(/^.*?duplicate key/i, 'duplicate key')})`;
+  const position = /position (\d+)/.exec(message)?.[1];
+  return position === undefined ? 'check its syntax' : `syntax error at character ${Number(position) + 1}`;
+}

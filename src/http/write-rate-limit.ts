@@ -1,0 +1,30 @@
+import type { onRequestAsyncHookHandler } from 'fastify';
+import { ApiError } from '../domain/errors.js';
+import { throttleAddressOf } from './client-address.js';
+import { addressBlocked, budgetHeaders, seconds } from './rate-limits.js';
+import type { Budget, RequestLimiter } from './request-limiter.js';
+
+/**
+ * Writes have a budget of their own per API key (WRITE_RATE_LIMIT_PER_MINUTE),
+ * counted by a RequestLimiter of their own on the same Redis (and the same
+ * in-memory fallback) as the request budget. Its counters are named
+ * `requests:writes:<key id>`, so they never mix with the key's read budget.
+ */
+export function writeBudgetGuard(limiter: RequestLimiter, maxFailures: number): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const keyId = request.auth?.keyId;
+    if (!keyId) return;
+    const verdict = await limiter.afterSuccess(throttleAddressOf(request.ip), `writes:${keyId}`);
+    if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
+    if (verdict.kind === 'over_budget') throw overWriteBudget(verdict.budget);
+    if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
+  };
+}
+
+function overWriteBudget(budget: Budget): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `this API key made more than ${budget.limit} writes in a minute; retry in ${seconds(budget.resetMs)} s (reads have a budget of their own)`,
+    { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
+  );
+}

@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LedgerKind } from '../../src/ledger/ledger-entry.js';
+import type { Queryable } from '../../src/store/store.js';
+
+export interface PostEntryOptions {
+  readonly authorization: string;
+  /** Defaults to a fresh UUID; `null` sends none. */
+  readonly idempotencyKey?: string | null;
+  readonly contentType?: string;
+}
+
+/** POSTs a drawdown or repayment through `inject`, with a JSON body (or the raw text given). */
+export function postEntry(
+  app: FastifyInstance,
+  kind: LedgerKind,
+  limitUid: string,
+  body: unknown,
+  options: PostEntryOptions,
+): Promise<LightMyRequestResponse> {
+  const idempotencyKey = options.idempotencyKey === undefined ? randomUUID() : options.idempotencyKey;
+  return app.inject({
+    method: 'POST',
+    url: `/api/limits/${encodeURIComponent(limitUid)}/${kind}s/`,
+    headers: {
+      authorization: options.authorization,
+      'content-type': options.contentType ?? 'application/json',
+      ...(idempotencyKey === null ? {} : { 'idempotency-key': idempotencyKey }),
+    },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** The limit's stored outstanding amount and its number of ledger entries. */
+export async function ledgerState(db: Queryable, orgId: string, limitUid: string): Promise<{ outstanding: string; entries: number }> {
+  const [row] = await db.query<{ outstanding: string; entries: string }>(
+    `SELECT l.outstanding::text AS outstanding,
+            (SELECT count(*) FROM ledger_entries e WHERE e.org_id = l.org_id AND e.limit_id = l.id)::text AS entries
+       FROM credit_limits l WHERE l.org_id = $1 AND l.uid = $2`,
+    [orgId, limitUid],
+  );
+  if (!row) throw new Error(`no limit ${limitUid}`);
+  return { outstanding: row.outstanding, entries: Number(row.entries) };
+}
