@@ -1,36 +1,6 @@
-import type { CreditLimit, CreditLimitListParams } from './generated.js';
+import type { CreditLimit, CreditLimitListParams, LedgerEntryRequest, LedgerEntryResult } from './generated.js';
 import { ResourceClient, type Connection } from './resource-client.js';
 import { Transport, type WriteOptions } from './transport.js';
-
-/** What to record: `amount` is a positive decimal of at most 2 fractional digits; give it as a string to keep it exact. */
-export interface LedgerEntryInput {
-  readonly amount: string | number;
-  /** The entry's own time (RFC 3339), never in the future; default now. */
-  readonly at?: string | undefined;
-  /** Your reference for it (a loan or invoice id), 1–255 characters. */
-  readonly reference?: string | undefined;
-}
-
-/** One recorded drawdown or repayment. */
-export interface LedgerEntry {
-  readonly id: string;
-  readonly kind: 'drawdown' | 'repayment';
-  /** The credit limit's uid. */
-  readonly limit: string;
-  readonly amount: number;
-  readonly at: string;
-  readonly reference: string | null;
-  /** The id of the API key that wrote it. */
-  readonly key_id: string | null;
-  /** When it was recorded. */
-  readonly created_at: string;
-}
-
-/** The 201 answer of a write: the entry, and the credit limit after it. */
-export interface LedgerEntryResult {
-  readonly entry: LedgerEntry;
-  readonly limit: CreditLimit;
-}
 
 /**
  * `/api/limits/`: `list`, `retrieve` and `listAll` of credit limits, and the
@@ -55,7 +25,7 @@ export class CreditLimitsClient extends ResourceClient<CreditLimit, CreditLimitL
    * Records a drawdown: `outstanding` rises and `balance` falls by `amount`.
    * More than the balance throws a 409 `insufficient_balance` and records nothing.
    */
-  draw(uid: string, input: LedgerEntryInput, options: WriteOptions = {}): Promise<LedgerEntryResult> {
+  draw(uid: string, input: LedgerEntryRequest, options: WriteOptions = {}): Promise<LedgerEntryResult> {
     return this.#record(uid, 'drawdowns', input, options);
   }
 
@@ -63,11 +33,11 @@ export class CreditLimitsClient extends ResourceClient<CreditLimit, CreditLimitL
    * Records a repayment: `outstanding` falls and `balance` rises by `amount`.
    * More than the outstanding amount throws a 409 `repayment_exceeds_outstanding`.
    */
-  repay(uid: string, input: LedgerEntryInput, options: WriteOptions = {}): Promise<LedgerEntryResult> {
+  repay(uid: string, input: LedgerEntryRequest, options: WriteOptions = {}): Promise<LedgerEntryResult> {
     return this.#record(uid, 'repayments', input, options);
   }
 
-  #record(uid: string, kind: 'drawdowns' | 'repayments', input: LedgerEntryInput, options: WriteOptions): Promise<LedgerEntryResult> {
+  #record(uid: string, kind: 'drawdowns' | 'repayments', input: LedgerEntryRequest, options: WriteOptions): Promise<LedgerEntryResult> {
     const body = { amount: input.amount, ...(input.at === undefined ? {} : { at: input.at }), ...(input.reference === undefined ? {} : { reference: input.reference }) };
     return this.#transport.postJson<LedgerEntryResult>(`/api/limits/${encodeURIComponent(uid)}/${kind}/`, body, options);
   }

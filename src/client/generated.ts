@@ -268,6 +268,76 @@ export interface Problem {
   [k: string]: unknown | undefined;
 }
 /**
+ * A drawdown or repayment to record. No other members.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryRequest".
+ */
+export interface LedgerEntryRequest {
+  /**
+   * A positive decimal with at most 2 fractional digits; as a string to keep it exact.
+   */
+  amount: string | number;
+  /**
+   * The entry's own time (RFC 3339), never in the future; default now.
+   */
+  at?: string;
+  /**
+   * Your own reference, such as a loan or invoice id.
+   */
+  reference?: string;
+}
+/**
+ * One recorded drawdown or repayment. Entries are never edited or deleted.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntry".
+ */
+export interface LedgerEntry {
+  /**
+   * Stable identifier (`dd_…`, `rp_…`).
+   */
+  id: string;
+  /**
+   * What the entry did.
+   */
+  kind: 'drawdown' | 'repayment';
+  /**
+   * UID of the credit limit.
+   */
+  limit: string;
+  /**
+   * The amount, exact to the cent.
+   */
+  amount: number;
+  /**
+   * The entry's own time.
+   */
+  at: string;
+  /**
+   * The reference it was sent with.
+   */
+  reference: string | null;
+  /**
+   * The API key that wrote it; null for entries from the CLI or an import.
+   */
+  key_id: string | null;
+  /**
+   * When it was recorded.
+   */
+  created_at: string;
+}
+/**
+ * The answer to a write: the entry, and the credit limit after it.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryResult".
+ */
+export interface LedgerEntryResult {
+  entry: LedgerEntry;
+  limit: CreditLimit;
+}
+/**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "Health".
  */
