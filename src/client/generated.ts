@@ -193,7 +193,7 @@ export interface EntityPage {
  */
 export interface ParamError {
   /**
-   * The query parameter at fault.
+   * The query parameter, or the request body member, at fault.
    */
   param: string;
   /**
@@ -250,7 +250,7 @@ export interface Problem {
     | 'internal_error'
     | 'service_unavailable';
   /**
-   * Every invalid parameter (`invalid_parameter` only).
+   * Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).
    */
   errors?: ParamError[];
   /**
@@ -268,46 +268,43 @@ export interface Problem {
   [k: string]: unknown | undefined;
 }
 /**
- * A drawdown or repayment to record. No other members.
+ * A drawdown or repayment to record.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "LedgerEntryRequest".
+ * via the `definition` "LedgerEntryInput".
  */
-export interface LedgerEntryRequest {
+export interface LedgerEntryInput {
   /**
-   * A positive decimal with at most 2 fractional digits; as a string to keep it exact.
+   * Positive, at most two decimal places, below 10^13; a JSON string ("1200.50") or number, read exactly (never through a binary float).
    */
   amount: string | number;
   /**
-   * The entry's own time (RFC 3339), never in the future; default now.
+   * The entry's own time, RFC 3339 with an offset; never in the future. Default: now. The limit's updated_at moves to the time of the write, whatever this says.
    */
   at?: string;
   /**
-   * Your own reference, such as a loan or invoice id.
+   * Your own reference (a loan or invoice number), no control characters.
    */
   reference?: string;
 }
 /**
- * One recorded drawdown or repayment. Entries are never edited or deleted.
+ * A recorded drawdown or repayment. Entries are never edited or deleted; a correction is a new entry.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "LedgerEntry".
  */
 export interface LedgerEntry {
   /**
-   * Stable identifier (`dd_…`, `rp_…`).
+   * The entry id (`dd_…` for a drawdown, `rp_…` for a repayment).
    */
   id: string;
-  /**
-   * What the entry did.
-   */
   kind: 'drawdown' | 'repayment';
   /**
    * UID of the credit limit.
    */
   limit: string;
   /**
-   * The amount, exact to the cent.
+   * The amount, positive.
    */
   amount: number;
   /**
@@ -315,11 +312,11 @@ export interface LedgerEntry {
    */
   at: string;
   /**
-   * The reference it was sent with.
+   * Your reference, if you gave one.
    */
   reference: string | null;
   /**
-   * The API key that wrote it; null for entries from the CLI or an import.
+   * Id of the API key that wrote it (null for the command line and the import).
    */
   key_id: string | null;
   /**
@@ -328,14 +325,53 @@ export interface LedgerEntry {
   created_at: string;
 }
 /**
- * The answer to a write: the entry, and the credit limit after it.
- *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "LedgerEntryResult".
+ * via the `definition` "LedgerWriteResult".
  */
-export interface LedgerEntryResult {
+export interface LedgerWriteResult {
   entry: LedgerEntry;
-  limit: CreditLimit;
+  limit: CreditLimit1;
+}
+/**
+ * An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.
+ */
+export interface CreditLimit1 {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * UID of the entity (borrower) it belongs to.
+   */
+  entity: string;
+  /**
+   * The limit's currency (ISO 4217).
+   */
+  currency: string;
+  /**
+   * The most the entity may borrow.
+   */
+  capacity: number;
+  /**
+   * Amount currently drawn.
+   */
+  outstanding: number;
+  /**
+   * Credit still available: capacity − outstanding.
+   */
+  balance: number;
+  /**
+   * Daily interest rate.
+   */
+  rate: number;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema

@@ -1,14 +1,12 @@
 import packageJson from '../../package.json' with { type: 'json' };
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { creditLimits } from '../resources/credit-limits.js';
 import { RESOURCES } from '../resources/index.js';
 import type { JsonObject } from './json-schema.js';
 import { buildOpenApiDocument } from './openapi-document.js';
 
 /** The document this build of the service serves and commits as `openapi.json`. */
 export function lendingApiDocument(resources: readonly ResourceDefinition[] = RESOURCES): JsonObject {
-  // The write routes take entries on credit limits (src/http/write-routes.ts).
-  return buildOpenApiDocument({ resources, version: packageJson.version, ledgerResource: creditLimits });
+  return buildOpenApiDocument({ resources, version: packageJson.version });
 }
 
 /** The committed file's exact text: stable key order, two-space indent, final newline. */

@@ -5,7 +5,8 @@ import { schemaRef, type JsonObject } from './json-schema.js';
 import { capitalize, plural } from './plural.js';
 import { problemResponseRef, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, recordSchema, uidParameter } from './resource-schemas.js';
-import { writePaths, writeSchemas } from './write-operations.js';
+import { writeComponents, writePaths } from './write-operations.js';
+import { creditLimits } from '../resources/credit-limits.js';
 
 /** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
 const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
@@ -14,11 +15,9 @@ const RETRIEVE_ERRORS = ['unauthorized', 'not_found', 'rate_limited', 'internal_
 export interface OpenApiDocumentOptions {
   readonly resources: readonly ResourceDefinition[];
   readonly version: string;
-  /** The collection whose records take drawdowns and repayments (`POST …/{uid}/drawdowns/`), when served. */
-  readonly ledgerResource?: ResourceDefinition | undefined;
 }
 
-const DESCRIPTION = `The read side of a lending platform: list and look up the payment methods and credit limits of the entities you lend to, before you create a loan; and record the drawdowns and repayments that keep credit limits real time (a write-scoped key and an \`Idempotency-Key\` per write).
+const DESCRIPTION = `The read side of a lending platform: list and look up the payment methods and credit limits of the entities you lend to, before you create a loan; and record drawdowns and repayments as they happen (write-scoped keys, \`Idempotency-Key\` required).
 
 **Authentication.** HTTP Basic: your organization ID is the user name and an API key the password. Every request sees only its own organization's records; another organization's record is a 404.
 
@@ -26,7 +25,7 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
 
 **Timestamps** are RFC 3339 in UTC with exactly six fractional digits. Filters accept RFC 3339 / ISO 8601 times with up to nine fractional digits (compared exactly at microsecond precision) or a bare date meaning the whole UTC day, and both ends of a range are inclusive.
 
-**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header. Every response carries \`X-Request-Id\`.`;
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. Methods other than GET and HEAD answer 405 with an \`Allow\` header. Every response carries \`X-Request-Id\`.`;
 
 /**
  * The OpenAPI 3.1 document of the API, built from the resource definitions
@@ -39,8 +38,10 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   for (const resource of resources) {
     paths[`/api/${resource.path}/`] = { get: listOperation(resource) };
     paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
-    if (resource === options.ledgerResource) Object.assign(paths, writePaths(resource));
   }
+  // The ledger moves credit limits: its writes are documented wherever they are.
+  const ledger = resources.includes(creditLimits) ? writeComponents(creditLimits) : undefined;
+  if (ledger) Object.assign(paths, writePaths(creditLimits));
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
@@ -51,6 +52,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
+      ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
       { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
@@ -61,7 +63,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         basicAuth: {
           type: 'http',
           scheme: 'basic',
-          description: 'User name: your organization ID. Password: an API key.',
+          description: 'User name: your organization ID. Password: an API key (a `write`-scoped key for drawdowns and repayments).',
         },
       },
       schemas: {
@@ -72,7 +74,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
           ]),
         ),
         ...problemSchemas(),
-        ...(options.ledgerResource && resources.includes(options.ledgerResource) ? writeSchemas(options.ledgerResource) : {}),
+        ...ledger?.schemas,
         Health: {
           title: 'Health',
           type: 'object',
@@ -97,7 +99,9 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         },
       },
       responses: problemResponses(),
+      ...(ledger ? { parameters: ledger.parameters } : {}),
       headers: {
+        ...ledger?.headers,
         'X-Request-Id': {
           description: "The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID.",
           required: true,

