@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { LendingApiError, LendingClient, type CreditLimit, type LedgerEntryResult, type PaymentMethod, type RetryEvent } from 'lending-api/client';
+import { LendingApiError, LendingClient, type CreditLimit, type LedgerWriteResult, type PaymentMethod, type RetryEvent } from 'lending-api/client';
 
 export interface LoanRequest {
   readonly entity: string;
@@ -90,11 +90,11 @@ export async function prepareLoan(client: LendingClient, request: LoanRequest): 
  * drawn once. A balance spent meanwhile by someone else is a 409
  * `insufficient_balance` (a `LendingApiError`), and nothing is drawn.
  */
-export function recordDrawdown(client: LendingClient, decision: LoanDecision & { ready: true }, loanId: string): Promise<LedgerEntryResult> {
+export function recordDrawdown(client: LendingClient, decision: LoanDecision & { ready: true }, loanId: string): Promise<LedgerWriteResult> {
   return client.creditLimits.draw(decision.creditLimit.uid, { amount: decision.request.amount, reference: loanId }, { idempotencyKey: loanId });
 }
 
-export function describeDrawdown({ entry, limit }: LedgerEntryResult): string {
+export function describeDrawdown({ entry, limit }: LedgerWriteResult): string {
   return `DRAWN     ${entry.id} (loan ${entry.reference ?? '—'}): ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`;
 }
 

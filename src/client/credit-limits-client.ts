@@ -1,4 +1,4 @@
-import type { CreditLimit, CreditLimitListParams, LedgerEntryRequest, LedgerEntryResult } from './generated.js';
+import type { CreditLimit, CreditLimitListParams, LedgerEntryInput, LedgerWriteResult } from './generated.js';
 import { ResourceClient, type Connection } from './resource-client.js';
 import { Transport, type WriteOptions } from './transport.js';
 
@@ -25,7 +25,7 @@ export class CreditLimitsClient extends ResourceClient<CreditLimit, CreditLimitL
    * Records a drawdown: `outstanding` rises and `balance` falls by `amount`.
    * More than the balance throws a 409 `insufficient_balance` and records nothing.
    */
-  draw(uid: string, input: LedgerEntryRequest, options: WriteOptions = {}): Promise<LedgerEntryResult> {
+  draw(uid: string, input: LedgerEntryInput, options: WriteOptions = {}): Promise<LedgerWriteResult> {
     return this.#record(uid, 'drawdowns', input, options);
   }
 
@@ -33,12 +33,12 @@ export class CreditLimitsClient extends ResourceClient<CreditLimit, CreditLimitL
    * Records a repayment: `outstanding` falls and `balance` rises by `amount`.
    * More than the outstanding amount throws a 409 `repayment_exceeds_outstanding`.
    */
-  repay(uid: string, input: LedgerEntryRequest, options: WriteOptions = {}): Promise<LedgerEntryResult> {
+  repay(uid: string, input: LedgerEntryInput, options: WriteOptions = {}): Promise<LedgerWriteResult> {
     return this.#record(uid, 'repayments', input, options);
   }
 
-  #record(uid: string, kind: 'drawdowns' | 'repayments', input: LedgerEntryRequest, options: WriteOptions): Promise<LedgerEntryResult> {
+  #record(uid: string, kind: 'drawdowns' | 'repayments', input: LedgerEntryInput, options: WriteOptions): Promise<LedgerWriteResult> {
     const body = { amount: input.amount, ...(input.at === undefined ? {} : { at: input.at }), ...(input.reference === undefined ? {} : { reference: input.reference }) };
-    return this.#transport.postJson<LedgerEntryResult>(`/api/limits/${encodeURIComponent(uid)}/${kind}/`, body, options);
+    return this.#transport.postJson<LedgerWriteResult>(`/api/limits/${encodeURIComponent(uid)}/${kind}/`, body, options);
   }
 }

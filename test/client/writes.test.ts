@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, expectTypeOf, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { LendingApiError, LendingClient, type CreditLimit, type FetchFunction, type LedgerEntryResult, type RetryEvent } from '../../src/client/index.js';
+import { LendingApiError, LendingClient, type CreditLimit, type FetchFunction, type LedgerWriteResult, type RetryEvent } from '../../src/client/index.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
@@ -60,7 +60,7 @@ describeEachStore('LendingClient creditLimits.draw / repay', (store) => {
     const uid = await freshLimit('1000.00');
     const client = clientWith(injectFetch(app));
     const drawn = await client.creditLimits.draw(uid, { amount: '250.10', reference: 'loan-1' });
-    expectTypeOf(drawn).toEqualTypeOf<LedgerEntryResult>();
+    expectTypeOf(drawn).toEqualTypeOf<LedgerWriteResult>();
     expectTypeOf(drawn.limit).toEqualTypeOf<CreditLimit>();
     expect(drawn.entry).toMatchObject({ kind: 'drawdown', limit: uid, amount: 250.1, reference: 'loan-1', key_id: writer.keyId });
     expect(drawn.limit).toMatchObject({ uid, outstanding: 250.1, balance: 749.9 });
