@@ -33,8 +33,16 @@ describe('loadConfig', () => {
       http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 10_000 },
       replicaLimits: 'refuse',
       databasePreparedStatements: true,
+      writeRateLimitPerMinute: 60,
+      idempotencyKeyTtlHours: 24,
+      idempotencyPruneIntervalMs: 3_600_000,
     });
     expect(loadConfig({ LIST_CACHE_ENTRIES: '0' }).listCacheEntries).toBe(0);
+    expect(loadConfig({ WRITE_RATE_LIMIT_PER_MINUTE: '0', IDEMPOTENCY_KEY_TTL_HOURS: '48', IDEMPOTENCY_PRUNE_INTERVAL_MS: '0' })).toMatchObject({
+      writeRateLimitPerMinute: 0,
+      idempotencyKeyTtlHours: 48,
+      idempotencyPruneIntervalMs: 0,
+    });
     expect(loadConfig({ REPLICA_LIMITS: 'sync', DATABASE_PREPARED_STATEMENTS: 'false' })).toMatchObject({
       replicaLimits: 'sync',
       databasePreparedStatements: false,
@@ -48,6 +56,9 @@ describe('loadConfig', () => {
   it.each([
     ['PORT', '70000'],
     ['RATE_LIMIT_PER_MINUTE', 'lots'],
+    ['WRITE_RATE_LIMIT_PER_MINUTE', 'many'],
+    ['IDEMPOTENCY_KEY_TTL_HOURS', '0'],
+    ['IDEMPOTENCY_PRUNE_INTERVAL_MS', '-5'],
     ['AUTH_FAILURES_PER_MINUTE', '-1'],
     ['REDIS_URL', 'localhost:6379'],
     ['LOG_LEVEL', 'loud'],

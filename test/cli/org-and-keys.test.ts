@@ -20,18 +20,22 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
 
     const key = await runCli(['key', 'create', '--org', 'org_acme', '--json'], databaseUrl);
     expect(key.code).toBe(0);
-    const created = JSON.parse(key.stdout) as { id: string; org: string; key: string };
+    const created = JSON.parse(key.stdout) as { id: string; org: string; key: string; scope: string };
     expect(created.org).toBe('org_acme');
+    expect(created.scope).toBe('read');
     expect(created.id).toMatch(/^key_[0-9a-f]{16}$/);
     expect(created.key).toMatch(/^lak_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
 
-    const expiring = JSON.parse((await runCli(['key', 'create', '--org', 'org_acme', '--expires', '2099-01-01', '--json'], databaseUrl)).stdout) as { id: string };
+    const expiring = JSON.parse(
+      (await runCli(['key', 'create', '--org', 'org_acme', '--expires', '2099-01-01', '--scope', 'write', '--json'], databaseUrl)).stdout,
+    ) as { id: string; scope: string };
+    expect(expiring.scope).toBe('write');
 
     const list = await runCli(['key', 'list', '--org', 'org_acme', '--json'], databaseUrl);
-    const keys = JSON.parse(list.stdout) as { id: string; status: string; expires_at: string | null }[];
-    expect(keys.map((k) => [k.id, k.status, k.expires_at])).toEqual([
-      [created.id, 'active', null],
-      [expiring.id, 'active', '2099-01-01T00:00:00.000000Z'],
+    const keys = JSON.parse(list.stdout) as { id: string; status: string; expires_at: string | null; scope: string }[];
+    expect(keys.map((k) => [k.id, k.status, k.expires_at, k.scope])).toEqual([
+      [created.id, 'active', null, 'read'],
+      [expiring.id, 'active', '2099-01-01T00:00:00.000000Z', 'write'],
     ]);
     expect(list.stdout).not.toContain(created.key);
 
@@ -88,6 +92,12 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
     const badExpiry = await runCli(['key', 'create', '--org', 'org_acme', '--expires', 'tomorrow'], databaseUrl);
     expect(badExpiry.code).toBe(1);
     expect(badExpiry.stderr).toContain('--expires must be an ISO 8601 timestamp');
+    const prune = await runCli(['idempotency', 'prune', '--json'], databaseUrl);
+    expect(prune.code, prune.stderr).toBe(0);
+    expect(JSON.parse(prune.stdout)).toEqual({ deleted: 0 });
+    const badScope = await runCli(['key', 'create', '--org', 'org_acme', '--scope', 'admin'], databaseUrl);
+    expect(badScope.code).toBe(1);
+    expect(badScope.stderr).toContain("--scope must be read or write, got 'admin'");
     const unknownKey = await runCli(['key', 'revoke', 'key_0000000000000000'], databaseUrl);
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stderr).toContain("no API key 'key_0000000000000000'");
