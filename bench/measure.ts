@@ -6,8 +6,10 @@ export interface Measurement {
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
-  /** Responses other than 200, and transport errors. */
+  /** Responses other than 200 (201 for a write), and transport errors. */
   readonly failures: number;
+  /** Those failures by status (`"409": 3`), transport errors as `"error"`; measured for writes only. */
+  readonly failuresByStatus?: Readonly<Record<string, number>> | undefined;
 }
 
 /** Latency percentiles (ms) from every recorded sample. */
@@ -24,29 +26,54 @@ export interface HttpLoad {
   readonly nextPath: () => string;
   readonly connections: number;
   readonly seconds: number;
+  /** A write: each request POSTs this JSON body with an Idempotency-Key never sent before; success is 201. */
+  readonly postBody?: string | undefined;
+}
+
+/** A prefix no earlier run used, for the Idempotency-Keys of one run: `<prefix>-<n>`. */
+export function idempotencyKeyPrefix(): string {
+  return `bench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
 /** Drives the service over HTTP with autocannon; every request gets a fresh path. */
 export async function driveHttp(load: HttpLoad): Promise<Measurement> {
   const latencies: number[] = [];
   let failures = 0;
+  const byStatus: Record<string, number> = {};
+  const { postBody } = load;
+  const prefix = idempotencyKeyPrefix();
+  let sent = 0;
+  const request: autocannon.Request =
+    postBody === undefined
+      ? { method: 'GET', setupRequest: (request) => ({ ...request, path: load.nextPath() }) }
+      : {
+          method: 'POST',
+          setupRequest: (request) => ({
+            ...request,
+            path: load.nextPath(),
+            body: postBody,
+            headers: { ...load.headers, 'content-type': 'application/json', 'idempotency-key': `${prefix}-${++sent}` },
+          }),
+        };
+  const success = postBody === undefined ? 200 : 201;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      {
-        url: load.url,
-        connections: load.connections,
-        duration: load.seconds,
-        headers: load.headers,
-        requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: load.nextPath() }) }],
-      },
+      { url: load.url, connections: load.connections, duration: load.seconds, headers: load.headers, requests: [request] },
       (error, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode === 200) latencies.push(responseTime);
-      else failures++;
+      if (statusCode === success) {
+        latencies.push(responseTime);
+        return;
+      }
+      failures++;
+      byStatus[statusCode] = (byStatus[statusCode] ?? 0) + 1;
     });
   });
-  return summarize(latencies, load.seconds, failures + result.errors + result.timeouts);
+  const transport = result.errors + result.timeouts;
+  if (transport > 0) byStatus.error = transport;
+  const measured = summarize(latencies, load.seconds, failures + transport);
+  return postBody === undefined ? measured : { ...measured, failuresByStatus: byStatus };
 }
 
 export type LoadGeneratorChoice = 'wrk' | 'autocannon' | 'auto';

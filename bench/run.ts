@@ -8,9 +8,11 @@
  * (user + system from /proc/<pid>/stat around the measured load, divided by
  * the requests answered) with the ratio service/bare; then the database
  * ceiling (the same SQL through node-postgres, no HTTP) and the embedded
- * store: 100k records in PGlite.
+ * store: 100k records in PGlite. Then the write scenarios (w1, w2):
+ * drawdowns over HTTP on an organization of their own (`bench/write-scenarios.ts`
+ * says what they leave in the database).
  *
- *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--warmup 2] [--connections 16,32] [--only a,c]
+ *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--warmup 2] [--connections 16,32] [--only a,c,w1]
  *                    [--no-pglite] [--no-ceiling] [--no-bare] [--profile DIR] [--log-level warn]
  *                    [--load-generator auto|wrk|autocannon]
  *
@@ -24,6 +26,9 @@
  * else from autocannon in this process; `--load-generator` forces one. wrk
  * takes about 15 µs of CPU per request, autocannon about 50 µs, on the same
  * cores as the service and PostgreSQL. The table's first line names the one used.
+ *
+ * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
+ * the rest too).
  *
  * DATABASE_URL (postgres://…) selects the database; by default the harness
  * creates and uses `lending_bench` on the local server.
@@ -46,6 +51,7 @@ import { readCpuTimes, stolenShare } from './host-load.js';
 import { ensureDataset } from './load.js';
 import { chooseLoadGenerator, driveDirect, type LoadGenerator, type LoadGeneratorChoice, type Measurement } from './measure.js';
 import { scenarios, type Scenario } from './scenarios.js';
+import { DRAWDOWN_BODY, ensureWriteLimits, WRITES_ORG_UID, writeScenarios } from './write-scenarios.js';
 import { startBareServer, startService, type RunningService } from './service.js';
 
 const { values: args } = parseArgs({
@@ -112,6 +118,19 @@ const LATENCY_TARGETS: Record<string, (service: Measurement) => [string, boolean
   e: (s) => ['p50 < 20 ms', s.p50 < 20],
   f: (s) => ['p50 < 20 ms', s.p50 < 20],
   pglite: (s) => ['p50 < 5 ms', s.p50 < 5],
+  w1: (s) => ['p99 < 25 ms', s.p99 < 25],
+};
+
+/** Issue 15: drawdowns per second, and which failures are the correct ones (none: no limit can run out). */
+const WRITE_TARGETS: Record<string, (service: Measurement) => [string, boolean][]> = {
+  w1: (s) => [
+    ['≥ 2,000/s', s.perSecond >= 2000],
+    ['no errors', s.failures === 0],
+  ],
+  w2: (s) => [
+    ['≥ 500/s', s.perSecond >= 500],
+    ['no error but 409', Object.keys(s.failuresByStatus ?? {}).every((status) => status === '409')],
+  ],
 };
 
 function targetsOf(id: string, service: ProcessMeasurement, bare?: ProcessMeasurement): [string, boolean][] {
@@ -120,6 +139,7 @@ function targetsOf(id: string, service: ProcessMeasurement, bare?: ProcessMeasur
   if (bare) targets.push([`≤ ${BARE_RATIO_TARGET}× bare`, service.cpuUs / bare.cpuUs <= BARE_RATIO_TARGET]);
   const latency = LATENCY_TARGETS[id];
   if (latency) targets.push(latency(service));
+  targets.push(...(WRITE_TARGETS[id]?.(service) ?? []));
   return targets;
 }
 
@@ -150,7 +170,7 @@ async function main(): Promise<void> {
     const [largest] = organizations(spec) as [OrganizationShape];
     const org = await requireOrganization(store, largest.uid);
     const service = await startService(
-      { DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: args['log-level'], DATABASE_POOL_SIZE: String(poolSize) },
+      { DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: args['log-level'], DATABASE_POOL_SIZE: String(poolSize) },
       { profileDir: profileDir && path.join(profileDir, 'service') },
     );
     const bare = args['no-bare'] ? undefined : await startBareServer(databaseUrl, org.id, poolSize, { profileDir: profileDir && path.join(profileDir, 'bare') });
@@ -217,6 +237,31 @@ async function runScenarios(
           ceiling,
           targets: targetsOf(scenario.id, measured, bareMeasured),
         });
+      }
+    }
+  } finally {
+    await store.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+  }
+  rows.push(...(await runWriteScenarios(store, service, generator, wanted)));
+  return rows;
+}
+
+/** Drawdowns over HTTP, after the reads (so they read tables the writes have not grown in this run). */
+async function runWriteScenarios(store: PostgresStore, service: RunningService, generator: LoadGenerator, wanted: string[] | undefined): Promise<Row[]> {
+  const chosen = writeScenarios(spec).filter((scenario) => !wanted || wanted.includes(scenario.id));
+  if (chosen.length === 0) return [];
+  await ensureWriteLimits(store);
+  const key = await createApiKey(store, WRITES_ORG_UID, undefined, 'write');
+  const authorization = `Basic ${Buffer.from(`${WRITES_ORG_UID}:${key.key}`).toString('base64')}`;
+  const rows: Row[] = [];
+  try {
+    for (const scenario of chosen) {
+      for (const connections of connectionCounts) {
+        log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service`);
+        const measured = await measureProcess(service, (secs) =>
+          generator.drive({ url: service.url, headers: { authorization }, nextPath: scenario.nextPath, connections, seconds: secs, postBody: DRAWDOWN_BODY }),
+        );
+        rows.push({ id: scenario.id, title: scenario.title, connections, service: measured, targets: targetsOf(scenario.id, measured) });
       }
     }
   } finally {
@@ -323,11 +368,13 @@ function printTable(rows: readonly Row[], peakRss: PeakRss, settings: string, st
   const lines = [
     `Scale ${spec.scale} (seed ${spec.seed}), ${seconds} s per measurement after ${warmup} s of warm-up, load generator ${generator.description}, service LOG_LEVEL=${args['log-level']}, Node ${process.version}, ${settings}.`,
     `CPU µs/req: the serving process's user + system CPU time during the measured load (/proc/<pid>/stat) per request answered. Bare: a Fastify handler running the same list-engine call with no auth, hooks, logging or metrics (bench/bare-server.ts).`,
+    `Writes (w…): POST drawdowns of 1.00, each with a fresh Idempotency-Key, on the organization ${WRITES_ORG_UID} (limits no run can spend); failures are counted by status.`,
     '',
     '| scenario | conns | service req/s | p50 ms | p99 ms | service CPU µs/req | bare req/s | bare CPU µs/req | service/bare | ceiling req/s | targets | met |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
     ...rows.map((row) => {
-      const failures = row.service.failures > 0 ? ` (${row.service.failures} failed)` : '';
+      const byStatus = Object.entries(row.service.failuresByStatus ?? {}).map(([status, n]) => `${status}×${n}`);
+      const failures = row.service.failures > 0 ? ` (${row.service.failures} failed${byStatus.length > 0 ? `: ${byStatus.join(', ')}` : ''})` : '';
       const ratio = row.bare ? `${(row.service.cpuUs / row.bare.cpuUs).toFixed(2)}×` : '—';
       const targets = row.targets.length === 0 ? '—' : row.targets.map(([label]) => label).join('; ');
       const missed = row.targets.filter(([, met]) => !met).map(([label]) => label);

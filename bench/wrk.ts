@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { HttpLoad, Measurement } from './measure.js';
+import { idempotencyKeyPrefix, type HttpLoad, type Measurement } from './measure.js';
 
 const run = promisify(execFile);
 
@@ -31,6 +31,8 @@ interface WrkResult {
   readonly status: number;
   /** Connect, read, write and timeout errors plus `status`. */
   readonly failures: number;
+  /** Writes only: responses other than 201 by status, and `error` for the transport errors. */
+  readonly byStatus?: Record<string, number>;
 }
 
 let version: Promise<string | undefined> | undefined;
@@ -76,6 +78,7 @@ export async function driveWrk(load: HttpLoad): Promise<Measurement> {
       p50: ms(result.p50),
       p99: ms(result.p99),
       failures: result.failures,
+      ...(result.byStatus ? { failuresByStatus: result.byStatus } : {}),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -93,19 +96,67 @@ function luaScript(load: HttpLoad): string {
     '}',
     'local count = #paths',
     'local index = 0',
-    'request = function()',
-    '  index = index % count + 1',
-    "  return wrk.format('GET', paths[index])",
-    'end',
+    ...(load.postBody === undefined ? getRequest() : postRequest(load.postBody)),
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
     '  local failures = e.connect + e.read + e.write + e.status + e.timeout',
+    ...(load.postBody === undefined ? ['  local byStatus = ""'] : statusCounts()),
     '  io.write(string.format(',
-    `    '\\n{"${RESULT_KEY}":true,"requests":%d,"duration":%d,"p50":%d,"p99":%d,"status":%d,"failures":%d}\\n',`,
-    '    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status, failures))',
+    `    '\\n{"${RESULT_KEY}":true,"requests":%d,"duration":%d,"p50":%d,"p99":%d,"status":%d,"failures":%d%s}\\n',`,
+    '    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status, failures, byStatus))',
     'end',
     '',
   ].join('\n');
+}
+
+function getRequest(): string[] {
+  return ['request = function()', '  index = index % count + 1', "  return wrk.format('GET', paths[index])", 'end'];
+}
+
+/**
+ * POSTs of `body`, each with an Idempotency-Key never sent before (this run's
+ * prefix and a counter), and a count of the answers by status: `response`
+ * runs in each thread's Lua state, `done` reads the counts through `setup`'s
+ * thread handles.
+ */
+function postRequest(body: string): string[] {
+  return [
+    `local prefix = ${luaString(idempotencyKeyPrefix())}`,
+    'local sent = 0',
+    'local threads = {}',
+    'setup = function(thread)',
+    '  thread:set("id", #threads + 1)',
+    '  table.insert(threads, thread)',
+    'end',
+    'statuses = {}',
+    'request = function()',
+    '  index = index % count + 1',
+    '  sent = sent + 1',
+    '  local headers = {}',
+    '  for name, value in pairs(wrk.headers) do headers[name] = value end',
+    '  headers["Content-Type"] = "application/json"',
+    '  headers["Idempotency-Key"] = prefix .. "-" .. id .. "-" .. sent',
+    `  return wrk.format('POST', paths[index], headers, ${luaString(body)})`,
+    'end',
+    'response = function(status, headers, body)',
+    '  if status ~= 201 then statuses[status] = (statuses[status] or 0) + 1 end',
+    'end',
+  ];
+}
+
+/** `,"byStatus":{"409":3,"error":1}` from every thread's counts. */
+function statusCounts(): string[] {
+  return [
+    '  local totals = {}',
+    '  for _, thread in ipairs(threads) do',
+    '    for status, n in pairs(thread:get("statuses")) do totals[status] = (totals[status] or 0) + n end',
+    '  end',
+    '  local parts = {}',
+    '  for status, n in pairs(totals) do table.insert(parts, string.format(\'"%d":%d\', status, n)) end',
+    '  local transport = e.connect + e.read + e.write + e.timeout',
+    '  if transport > 0 then table.insert(parts, string.format(\'"error":%d\', transport)) end',
+    '  local byStatus = \',"byStatus":{\' .. table.concat(parts, ",") .. "}"',
+  ];
 }
 
 /** A Lua string literal: printable ASCII as is, everything else (and quote, backslash) as decimal byte escapes. */

@@ -1,16 +1,23 @@
 /**
  * Before creating a loan: find where to pay the money out and check that the
- * entity's credit limit can take it.
+ * entity's credit limit can take it; then record the drawdown on that limit.
  *
- *   LENDING_API_KEY=… npm run example:prepare-loan -- --entity ent_demo_03 --currency USD --amount 5000
+ *   LENDING_API_KEY=<write key> npm run example:prepare-loan -- --entity ent_demo_03 --currency USD --amount 5000 --loan loan-17
+ *
+ * `--loan` names the loan: it is the drawdown's reference and its
+ * Idempotency-Key, so running the command again for the same loan (after a
+ * crash, a timeout, a lost answer) draws once. Without it a fresh loan id is
+ * made up and printed. `--check-only` decides and records nothing (a read key
+ * is enough for that).
  *
  * Reads LENDING_API_URL (default http://127.0.0.1:3000), LENDING_API_ORG
  * (default org_demo) and LENDING_API_KEY, or the flags --url, --org, --key.
- * Exits 0 when the loan can go ahead, 2 when it cannot, 1 on an error.
+ * Exits 0 when the loan can go ahead (and was drawn), 2 when it cannot, 1 on an error.
  */
+import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { LendingApiError, LendingClient, type CreditLimit, type PaymentMethod, type RetryEvent } from 'lending-api/client';
+import { LendingApiError, LendingClient, type CreditLimit, type LedgerWriteResult, type PaymentMethod, type RetryEvent } from 'lending-api/client';
 
 export interface LoanRequest {
   readonly entity: string;
@@ -76,6 +83,21 @@ export async function prepareLoan(client: LendingClient, request: LoanRequest): 
   return { ready: true, request: normalized, paymentMethod, creditLimit, balanceAfter: (balanceCents - amountCents) / 100 };
 }
 
+/**
+ * Records the loan as a drawdown on the limit `prepareLoan` chose. The loan
+ * id is the Idempotency-Key: the SDK sends it on each of its own retries, and
+ * a second run for the same loan is answered from the first, so the limit is
+ * drawn once. A balance spent meanwhile by someone else is a 409
+ * `insufficient_balance` (a `LendingApiError`), and nothing is drawn.
+ */
+export function recordDrawdown(client: LendingClient, decision: LoanDecision & { ready: true }, loanId: string): Promise<LedgerWriteResult> {
+  return client.creditLimits.draw(decision.creditLimit.uid, { amount: decision.request.amount, reference: loanId }, { idempotencyKey: loanId });
+}
+
+export function describeDrawdown({ entry, limit }: LedgerWriteResult): string {
+  return `DRAWN     ${entry.id} (loan ${entry.reference ?? '—'}): ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`;
+}
+
 export function describeDecision(decision: LoanDecision): string {
   const { entity, currency, amount } = decision.request;
   const asked = `${money(toCents(amount))} ${currency}`;
@@ -88,9 +110,10 @@ export function describeDecision(decision: LoanDecision): string {
   ].join('\n');
 }
 
-/** The line printed (to stderr) before the client waits to retry a 429 or 503. */
+/** The line printed (to stderr) before the client waits to retry a 429 or 503, or a drawdown that got no answer. */
 export function describeRetry({ attempt, delayMs, error }: RetryEvent): string {
-  return `prepare-loan: ${error.detail} (${error.code}, HTTP ${error.status}); retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1})`;
+  const what = error instanceof LendingApiError ? `${error.detail} (${error.code}, HTTP ${error.status})` : `no answer (${error.message})`;
+  return `prepare-loan: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1})`;
 }
 
 function toCents(amount: string): number {
@@ -120,6 +143,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       url: { type: 'string' },
       org: { type: 'string' },
       key: { type: 'string' },
+      loan: { type: 'string' },
+      'check-only': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -132,12 +157,18 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     baseUrl: values.url ?? env.LENDING_API_URL ?? 'http://127.0.0.1:3000',
     organizationId: values.org ?? env.LENDING_API_ORG ?? 'org_demo',
     apiKey,
-    // Rate limited or the database briefly away: say so instead of waiting in silence.
+    // Rate limited, the database briefly away, a drawdown's answer lost: say so instead of waiting in silence.
     onRetry: (event) => console.error(describeRetry(event)),
   });
   const decision = await prepareLoan(client, { entity, currency, amount });
-  console.log(values.json ? JSON.stringify(decision, null, 2) : describeDecision(decision));
-  return decision.ready ? 0 : 2;
+  if (!decision.ready || values['check-only']) {
+    console.log(values.json ? JSON.stringify(decision, null, 2) : describeDecision(decision));
+    return decision.ready ? 0 : 2;
+  }
+  const loanId = values.loan ?? `loan-${randomUUID()}`;
+  const drawdown = await recordDrawdown(client, decision, loanId);
+  console.log(values.json ? JSON.stringify({ ...decision, drawdown }, null, 2) : `${describeDecision(decision)}\n${describeDrawdown(drawdown)}`);
+  return 0;
 }
 
 class UsageError extends Error {}

@@ -186,39 +186,38 @@ export interface EntityPage {
   items: Entity[];
 }
 /**
- * A recorded drawdown or repayment. Entries are never edited or deleted; a correction is a new entry.
+ * A drawdown or repayment of a credit limit, as recorded: entries are never changed or deleted, and the limit's outstanding is their sum.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "LedgerEntry".
  */
 export interface LedgerEntry {
   /**
-   * The entry id (`dd_…` for a drawdown, `rp_…` for a repayment).
+   * The entry's id, unique in the organization: recording the same id again changes nothing.
    */
   id: string;
+  /**
+   * drawdown (outstanding grows) or repayment (it shrinks).
+   */
   kind: 'drawdown' | 'repayment';
   /**
-   * UID of the credit limit.
-   */
-  limit: string;
-  /**
-   * The amount, positive.
+   * Amount moved, in the limit's currency; always positive.
    */
   amount: number;
   /**
-   * The entry's own time.
+   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
    */
   at: string;
   /**
-   * Your reference, if you gave one.
+   * The writer's own reference (e.g. a loan or payment id); null when none was given.
    */
   reference: string | null;
   /**
-   * Id of the API key that wrote it (null for the command line and the import).
+   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
    */
   key_id: string | null;
   /**
-   * When it was recorded.
+   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
    */
   created_at: string;
 }
@@ -354,48 +353,7 @@ export interface LedgerEntryInput {
  */
 export interface LedgerWriteResult {
   entry: LedgerEntry;
-  limit: CreditLimit1;
-}
-/**
- * An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.
- */
-export interface CreditLimit1 {
-  /**
-   * Stable public identifier.
-   */
-  uid: string;
-  /**
-   * UID of the entity (borrower) it belongs to.
-   */
-  entity: string;
-  /**
-   * The limit's currency (ISO 4217).
-   */
-  currency: string;
-  /**
-   * The most the entity may borrow.
-   */
-  capacity: number;
-  /**
-   * Amount currently drawn.
-   */
-  outstanding: number;
-  /**
-   * Credit still available: capacity − outstanding.
-   */
-  balance: number;
-  /**
-   * Daily interest rate.
-   */
-  rate: number;
-  /**
-   * When the record was created: RFC 3339, UTC, always six fractional digits.
-   */
-  created_at: string;
-  /**
-   * When the record last changed: RFC 3339, UTC, always six fractional digits.
-   */
-  updated_at: string;
+  limit: CreditLimit;
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema

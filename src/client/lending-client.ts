@@ -1,3 +1,4 @@
+import { CreditLimitsClient } from './credit-limits-client.js';
 import { LendingCollections } from './generated.js';
 import { Transport, type ClientOptions } from './transport.js';
 
@@ -6,15 +7,20 @@ export type LendingClientOptions = ClientOptions;
 /**
  * Typed client for lending-api: `client.<collection>` for every collection
  * in the OpenAPI document (generated into `LendingCollections`), all sharing
- * one connection.
+ * one connection; `creditLimits` also records drawdowns and repayments.
  *
  * @example
  * const client = new LendingClient({ baseUrl: 'http://127.0.0.1:3000', organizationId: 'org_demo', apiKey: process.env.LENDING_API_KEY! });
  * const page = await client.paymentMethods.list({ entity: 'ent_demo_03', currency: 'USD' });
  * const limit = await client.creditLimits.retrieve('cl_demo_03_usd', { timeoutMs: 5000 });
+ * const { limit: after } = await client.creditLimits.draw('cl_demo_03_usd', { amount: '5000.00' }, { idempotencyKey: 'loan-17' });
  */
 export class LendingClient extends LendingCollections {
+  declare readonly creditLimits: CreditLimitsClient;
+
   constructor(options: LendingClientOptions) {
-    super(new Transport(options));
+    const transport = new Transport(options);
+    super(transport);
+    this.creditLimits = new CreditLimitsClient(transport);
   }
 }

@@ -7,7 +7,28 @@ export interface RetryOptions {
   readonly maxDelayMs?: number;
 }
 
+export type HttpMethod = 'GET' | 'POST';
+
+/**
+ * Answers worth asking again: rate limited (429) and the database briefly
+ * away (503), whatever the method. No other 4xx is ever retried: the same
+ * request would get the same answer (a 409 `insufficient_balance` stays one).
+ */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+export function retriesAnswer(status: number): boolean {
+  return RETRYABLE_STATUSES.has(status);
+}
+
+/**
+ * A request that got no answer (connection refused or dropped, the attempt
+ * timed out) may or may not have been served. Only a write is sent again:
+ * it carries an Idempotency-Key, so the server records it once whatever
+ * happened to the first attempt. A GET reports the failure as it is.
+ */
+export function retriesFailure(method: HttpMethod): boolean {
+  return method === 'POST';
+}
 
 const DEFAULTS = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 

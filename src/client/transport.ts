@@ -1,9 +1,12 @@
 import type { Problem } from './generated.js';
 import { LendingApiError } from './lending-api-error.js';
-import { parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES, type RetryOptions } from './retry-policy.js';
+import { parseRetryAfter, retriesAnswer, retriesFailure, retryDelayMs, type HttpMethod, type RetryOptions } from './retry-policy.js';
 
 /** The part of `fetch` the client uses: the global one fits, and so does any stand-in. */
-export type FetchFunction = (input: string, init: { method: string; headers: Record<string, string>; signal?: AbortSignal }) => Promise<Response>;
+export type FetchFunction = (
+  input: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+) => Promise<Response>;
 
 /** One retry about to happen: reported to `onRetry` before the client waits `delayMs`. */
 export interface RetryEvent {
@@ -11,9 +14,16 @@ export interface RetryEvent {
   readonly attempt: number;
   /** How long the client waits before the next attempt: the server's Retry-After, or the backoff. */
   readonly delayMs: number;
-  /** The 429 or 503 answer. */
-  readonly error: LendingApiError;
+  /**
+   * The 429 or 503 answer (a `LendingApiError`); for a write, also the
+   * failure of a request that got no answer (the connection dropped or the
+   * attempt timed out), which the Idempotency-Key makes safe to send again.
+   */
+  readonly error: LendingApiError | Error;
+  readonly method: HttpMethod;
   readonly url: string;
+  /** A write's Idempotency-Key: the same on every attempt of one call. */
+  readonly idempotencyKey: string | undefined;
 }
 
 export interface ClientOptions {
@@ -43,11 +53,23 @@ export interface RequestOptions {
   readonly timeoutMs?: number | undefined;
 }
 
+/** Per-call options of a write (`draw`, `repay`). */
+export interface WriteOptions extends RequestOptions {
+  /**
+   * Names this logical write, so sending it again can never record it twice:
+   * within 24 h the server answers a repeat with the first answer. Give your
+   * own (e.g. your loan's id) to make a retry after a crash safe too; when
+   * absent the client generates one per call and reuses it on every retry.
+   */
+  readonly idempotencyKey?: string | undefined;
+}
+
 const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
- * GETs JSON from lending-api with Basic credentials, retrying 429 and 503.
+ * Requests JSON from lending-api with Basic credentials, retrying 429 and 503
+ * (and, for writes, requests that got no answer: see `retry-policy.ts`).
  * Uses only what browsers, Deno, Bun and edge runtimes have too (fetch,
  * AbortController, TextEncoder, btoa, timers): no Node APIs.
  */
@@ -71,21 +93,56 @@ export class Transport {
   }
 
   /** `path` starts with `/` and may carry a query string. */
-  async getJson<T>(path: string, options: RequestOptions = {}): Promise<T> {
-    const url = this.baseUrl + path;
+  getJson<T>(path: string, options: RequestOptions = {}): Promise<T> {
+    return this.#send<T>({ method: 'GET', url: this.baseUrl + path, headers: {} }, options);
+  }
+
+  /**
+   * POSTs `body` as JSON with an `Idempotency-Key` header: `options.idempotencyKey`,
+   * or one generated for this call. Every retry of the call sends the same key,
+   * so the server records the write once however often it is sent.
+   */
+  postJson<T>(path: string, body: unknown, options: WriteOptions = {}): Promise<T> {
+    const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
+    return this.#send<T>(
+      {
+        method: 'POST',
+        url: this.baseUrl + path,
+        headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: JSON.stringify(body),
+        idempotencyKey,
+      },
+      options,
+    );
+  }
+
+  async #send<T>(request: OutgoingRequest, options: RequestOptions): Promise<T> {
+    const { method, url, idempotencyKey } = request;
     for (let attempt = 1; ; attempt += 1) {
-      const { response, body } = await this.#attempt(url, options);
+      let answer: { response: Response; body: string };
+      try {
+        answer = await this.#attempt(request, options);
+      } catch (failure) {
+        // The caller's own abort is never retried; a request with no answer only when it is a write with its key.
+        if (options.signal?.aborted || !retriesFailure(method)) throw failure;
+        const delayMs = retryDelayMs(attempt, undefined, this.#retry);
+        if (delayMs === undefined) throw failure;
+        this.#onRetry?.({ attempt, delayMs, error: failure instanceof Error ? failure : new Error(String(failure)), method, url, idempotencyKey });
+        await untilAborted(this.#sleep(delayMs, options.signal), options.signal);
+        continue;
+      }
+      const { response, body } = answer;
       if (response.ok) return JSON.parse(body) as T;
       const error = errorFrom(response, body);
-      const delayMs = RETRYABLE_STATUSES.has(response.status) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
+      const delayMs = retriesAnswer(response.status) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
       if (delayMs === undefined) throw error;
-      this.#onRetry?.({ attempt, delayMs, error, url });
+      this.#onRetry?.({ attempt, delayMs, error, method, url, idempotencyKey });
       await untilAborted(this.#sleep(delayMs, options.signal), options.signal);
     }
   }
 
   /** One HTTP request, body read, within the timeout and the caller's signal. */
-  async #attempt(url: string, options: RequestOptions): Promise<{ response: Response; body: string }> {
+  async #attempt({ method, url, headers, body }: OutgoingRequest, options: RequestOptions): Promise<{ response: Response; body: string }> {
     const { signal } = options;
     signal?.throwIfAborted();
     const controller = new AbortController();
@@ -99,8 +156,9 @@ export class Transport {
     try {
       const request = async () => {
         const response = await this.#fetch(url, {
-          method: 'GET',
-          headers: { accept: 'application/json', authorization: this.#authorization },
+          method,
+          headers: { accept: 'application/json', authorization: this.#authorization, ...headers },
+          ...(body === undefined ? {} : { body }),
           signal: controller.signal,
         });
         return { response, body: await response.text() };
@@ -111,6 +169,27 @@ export class Transport {
       signal?.removeEventListener('abort', forward);
     }
   }
+}
+
+interface OutgoingRequest {
+  readonly method: HttpMethod;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly idempotencyKey?: string;
+}
+
+/**
+ * A random UUID. `crypto.randomUUID` exists only in secure contexts (https,
+ * localhost); a page served over plain http still has `getRandomValues`.
+ */
+export function newIdempotencyKey(): string {
+  if (typeof globalThis.crypto.randomUUID === 'function') return globalThis.crypto.randomUUID();
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**

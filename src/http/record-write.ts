@@ -80,12 +80,11 @@ export async function recordWrite(store: Store, limits: ResourceDefinition, requ
   });
 }
 
-/** The entry as the API shows it (docs/api.md "Writes"). */
+/** The entry as `GET /api/limits/{uid}/entries/` shows it (the LedgerEntry schema; the limit is beside it in the answer). */
 function entryJson(result: LedgerResult): Record<string, unknown> {
   return {
     id: result.id,
     kind: result.kind,
-    limit: result.limit,
     amount: Number(result.amount),
     at: result.at,
     reference: result.reference,

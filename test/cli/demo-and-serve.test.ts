@@ -1,7 +1,8 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
 
@@ -35,6 +36,26 @@ function startDemoServer(): Promise<{ child: ChildProcessWithoutNullStreams; inf
   });
 }
 
+/** Starts `demo --serve` on a free port as a person would, and resolves with what it printed once the last curl line is out. */
+function startHumanDemoServer(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(['demo', '--serve', '--port', '0'], databaseUrl, env);
+    children.push(child);
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (/\n {2}curl -u [^\n]*\/api\/limits\/cl_demo_01_usd\/'\n/.test(stdout)) resolve(stdout);
+    });
+    child.on('exit', (code) => reject(new Error(`demo exited with ${code}:\n${stdout}`)));
+  });
+}
+
+/** Runs one printed line through the shell, exactly as printed. */
+async function runPrinted(line: string): Promise<unknown> {
+  const { stdout } = await promisify(execFile)('sh', ['-c', line.trim()]);
+  return JSON.parse(stdout);
+}
+
 describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
   it('creates the demo organization and prints working credentials', async () => {
     const result = await runCli(['demo', '--json'], databaseUrl, undefined, env);
@@ -64,5 +85,23 @@ describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
     expect(await exited).toBe(0);
     const after = await runCli(['org', 'create', '--name', 'Late', '--json'], databaseUrl, undefined, env);
     expect(after.code).toBe(0);
+  });
+
+  it('prints a write key and a curl POST line that records a drawdown once on the embedded store while it serves', async () => {
+    const printed = await startHumanDemoServer();
+    const post = printed.split('\n').find((line) => line.startsWith('  curl -X POST '));
+    const get = printed.split('\n').find((line) => /^ {2}curl -u .*\/api\/limits\/cl_demo_01_usd\/'$/.test(line));
+    expect(post).toMatch(/-H 'Idempotency-Key: demo-[0-9a-f-]{36}' -H 'Content-Type: application\/json' -d '\{"amount":"100\.00"\}'$/);
+    expect(printed).toMatch(/write key: +lak_\S+ +\(id key_\S+; write; shown once\)/);
+    const before = (await runPrinted(get ?? '')) as { balance: number; outstanding: number };
+
+    const created = (await runPrinted(post ?? '')) as { entry: { kind: string; amount: number }; limit: { balance: number } };
+    expect(created.entry).toMatchObject({ kind: 'drawdown', amount: 100 });
+    expect(created.limit.balance).toBeCloseTo(before.balance - 100, 2);
+    expect(await runPrinted(get ?? '')).toMatchObject({ balance: created.limit.balance, outstanding: before.outstanding + 100 });
+
+    // The same line again is the same logical drawdown: answered from the first time, the balance moves once.
+    expect(await runPrinted(post ?? '')).toEqual(created);
+    expect(await runPrinted(get ?? '')).toMatchObject({ balance: created.limit.balance });
   });
 });

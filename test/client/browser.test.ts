@@ -24,7 +24,7 @@ describe.skipIf(skip)('the SDK in a browser', () => {
   let app: FastifyInstance;
   let browser: Browser;
   let baseUrl: string;
-  let demo: { org: string; key: string };
+  let demo: { org: string; key: string; write_key: string };
   let bundle: string;
 
   beforeAll(async () => {
@@ -51,7 +51,7 @@ describe.skipIf(skip)('the SDK in a browser', () => {
     await store?.close();
   });
 
-  it('lists, walks cursor pages, retrieves, reports errors and times out, with the browser’s own fetch', async () => {
+  it('lists, walks cursor pages, retrieves, reports errors, times out and draws once across a retry, with the browser’s own fetch', async () => {
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
@@ -62,7 +62,7 @@ describe.skipIf(skip)('the SDK in a browser', () => {
     await page.goto(`${baseUrl}/sdk-test`);
 
     const result = await page.evaluate(
-      async ({ org, key }) => {
+      async ({ org, key, writeKey }) => {
         const browserGlobals = globalThis as unknown as { LendingSdk: typeof Sdk; location: { origin: string } };
         const { LendingClient, LendingApiError } = browserGlobals.LendingSdk;
         const origin = browserGlobals.location.origin;
@@ -75,7 +75,27 @@ describe.skipIf(skip)('the SDK in a browser', () => {
         // A fetch that never answers: the per-request timeout still ends the call.
         const stuck = new LendingClient({ baseUrl: origin, organizationId: org, apiKey: key, fetch: () => new Promise<Response>(() => {}) });
         const timedOut = await stuck.paymentMethods.list({}, { timeoutMs: 50 }).catch((error: unknown) => (error as Error).name);
+        // A write whose first answer is lost after the server recorded it: retried with the same generated key, drawn once.
+        const keys: string[] = [];
+        let attempts = 0;
+        const lossy = new LendingClient({
+          baseUrl: origin,
+          organizationId: org,
+          apiKey: writeKey,
+          retry: { baseDelayMs: 1 },
+          fetch: async (input, init) => {
+            keys.push(init.headers['idempotency-key'] ?? '');
+            const answer = await fetch(input, init);
+            attempts += 1;
+            if (attempts === 1) throw new TypeError('Failed to fetch');
+            return answer;
+          },
+        });
+        const before = await client.creditLimits.retrieve('cl_demo_07_usd');
+        const drawn = await lossy.creditLimits.draw('cl_demo_07_usd', { amount: '12.00' });
+        const after = await client.creditLimits.retrieve('cl_demo_07_usd');
         return {
+          drawn: [drawn.entry.kind, keys.length, new Set(keys).size, /^[0-9a-f-]{36}$/.test(keys[0] ?? ''), Math.round((before.balance - after.balance) * 100)],
           count: first.count,
           walked,
           balance: limit.balance,
@@ -84,7 +104,7 @@ describe.skipIf(skip)('the SDK in a browser', () => {
           node: [typeof (globalThis as Record<string, unknown>).process, typeof (globalThis as Record<string, unknown>).Buffer],
         };
       },
-      { org: demo.org, key: demo.key },
+      { org: demo.org, key: demo.key, writeKey: demo.write_key },
     );
 
     expect(errors).toEqual([]);
@@ -92,5 +112,6 @@ describe.skipIf(skip)('the SDK in a browser', () => {
     expect(result.walked).toHaveLength(result.count);
     expect(new Set(result.walked).size).toBe(result.count);
     expect(result).toMatchObject({ balance: 11750.5, missing: [404, 'not_found'], timedOut: 'TimeoutError', node: ['undefined', 'undefined'] });
+    expect(result.drawn).toEqual(['drawdown', 2, 1, true, 1200]);
   }, 120_000);
 });

@@ -14,6 +14,7 @@ interface Demo {
   url: string;
   org: string;
   key: string;
+  write_key: string;
 }
 
 // What an integrator does: `npm pack` the project, `npm install` the tarball
@@ -64,7 +65,7 @@ describe('the packed SDK, installed into another project', () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  const env = () => ({ ...process.env, LENDING_API_URL: demo.url, LENDING_API_ORG: demo.org, LENDING_API_KEY: demo.key });
+  const env = () => ({ ...process.env, LENDING_API_URL: demo.url, LENDING_API_ORG: demo.org, LENDING_API_KEY: demo.key, LENDING_API_WRITE_KEY: demo.write_key });
 
   it('ships compiled JavaScript and types only, and the SDK imports nothing but its own files', async () => {
     const installed = path.join(consumer, 'node_modules/lending-api');
@@ -91,14 +92,26 @@ for await (const method of client.paymentMethods.listAll({ currency: 'usd' })) u
 const limits = new ResourceClient({ baseUrl, organizationId, apiKey }, 'limits');
 const limit = await limits.retrieve('cl_demo_03_usd');
 const missing = await client.creditLimits.retrieve('cl_missing').catch((error) => error);
+const writer = new LendingClient({ baseUrl, organizationId, apiKey: process.env.LENDING_API_WRITE_KEY });
+const drawn = await writer.creditLimits.draw('cl_demo_05_usd', { amount: '10.00' }, { idempotencyKey: 'package-esm-1' });
+const again = await writer.creditLimits.draw('cl_demo_05_usd', { amount: '10.00' }, { idempotencyKey: 'package-esm-1' });
+const after = await client.creditLimits.retrieve('cl_demo_05_usd');
 console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new Set(uids).size, balance: limit.balance,
-  missing: [missing instanceof LendingApiError, missing.code] }));
+  missing: [missing instanceof LendingApiError, missing.code],
+  drawn: [drawn.entry.kind, drawn.entry.id === again.entry.id, Math.round((drawn.limit.balance + 10) * 100) / 100 === Math.round((after.balance + 10) * 100) / 100] }));
 `,
     );
     const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: consumer, env: env() });
     const result = JSON.parse(stdout) as { count: number; walked: number; unique: number };
     expect(result.count).toBeGreaterThan(10);
-    expect(result).toEqual({ count: result.count, walked: result.count, unique: result.count, balance: 11750.5, missing: [true, 'not_found'] });
+    expect(result).toEqual({
+      count: result.count,
+      walked: result.count,
+      unique: result.count,
+      balance: 11750.5,
+      missing: [true, 'not_found'],
+      drawn: ['drawdown', true, true],
+    });
   }, 120_000);
 
   it('works from CommonJS through require', async () => {
@@ -108,10 +121,15 @@ console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new
 const { LENDING_API_URL: baseUrl, LENDING_API_ORG: organizationId, LENDING_API_KEY: apiKey } = process.env;
 new LendingClient({ baseUrl, organizationId, apiKey }).creditLimits.list({ entity: 'ent_demo_03' })
   .then((page) => console.log(JSON.stringify(page.items.map((limit) => limit.uid).sort())));
+new LendingClient({ baseUrl, organizationId, apiKey: process.env.LENDING_API_WRITE_KEY }).creditLimits.draw('cl_demo_06_usd', { amount: 1 })
+  .then((result) => console.log(JSON.stringify(result.entry.kind)));
 `,
     );
     const { stdout } = await run(process.execPath, ['cjs.cjs'], { cwd: consumer, env: env() });
-    expect(JSON.parse(stdout)).toContain('cl_demo_03_usd');
+    // Two calls in flight at once: their lines come in either order.
+    const printed = stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+    expect(printed.find(Array.isArray)).toContain('cl_demo_03_usd');
+    expect(printed.find((value) => !Array.isArray(value))).toBe('drawdown');
   }, 120_000);
 
   it('type-checks a TypeScript consumer against the shipped .d.ts files, which then runs', async () => {
@@ -124,7 +142,7 @@ new LendingClient({ baseUrl, organizationId, apiKey }).creditLimits.list({ entit
     );
     await writeFile(
       path.join(consumer, 'typed.ts'),
-      `import { LendingApiError, LendingClient, type CreditLimit, type PaymentMethodListParams, type RetryEvent } from 'lending-api/client';
+      `import { LendingApiError, LendingClient, type CreditLimit, type LedgerWriteResult, type PaymentMethodListParams, type RetryEvent } from 'lending-api/client';
 const retries: RetryEvent[] = [];
 const client = new LendingClient({ baseUrl: ${JSON.stringify(demo.url)}, organizationId: ${JSON.stringify(demo.org)}, apiKey: ${JSON.stringify(demo.key)},
   timeoutMs: 60_000, onRetry: (event) => retries.push(event) });
@@ -138,7 +156,15 @@ for await (const limit of client.creditLimits.listAll({ entity: 'ent_demo_03' },
 const page = await client.paymentMethods.list(params);
 const error: unknown = await client.paymentMethods.retrieve('pm_missing').catch((caught: unknown) => caught);
 const code = error instanceof LendingApiError ? error.code : 'not a LendingApiError';
-console.log(JSON.stringify({ limits: limits.map((limit) => limit.uid).sort(), methods: page.items.every((method) => method.entity === 'ent_demo_03'), code, retries: retries.length }));
+const writer = new LendingClient({ baseUrl: ${JSON.stringify(demo.url)}, organizationId: ${JSON.stringify(demo.org)}, apiKey: ${JSON.stringify(demo.write_key)} });
+// Never called: a drawdown needs an amount.
+export const noAmount = () =>
+  // @ts-expect-error amount is required
+  writer.creditLimits.draw('cl_demo_07_usd', { reference: 'x' });
+const drawn: LedgerWriteResult = await writer.creditLimits.draw('cl_demo_07_usd', { amount: '2.50', reference: 'typed' }, { idempotencyKey: 'package-ts-1', timeoutMs: 60_000 });
+const refusal: unknown = await writer.creditLimits.repay('cl_demo_07_usd', { amount: '99999999.00' }).catch((caught: unknown) => caught);
+console.log(JSON.stringify({ limits: limits.map((limit) => limit.uid).sort(), methods: page.items.every((method) => method.entity === 'ent_demo_03'), code, retries: retries.length,
+  drawn: drawn.entry.reference, refusal: refusal instanceof LendingApiError ? refusal.code : 'not a LendingApiError' }));
 `,
     );
     await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: consumer }).catch((error: { stdout: string }) => {
@@ -147,6 +173,6 @@ console.log(JSON.stringify({ limits: limits.map((limit) => limit.uid).sort(), me
     const { stdout } = await run(process.execPath, ['out/typed.js'], { cwd: consumer });
     const result = JSON.parse(stdout) as { limits: string[] };
     expect(result.limits).toContain('cl_demo_03_usd');
-    expect(result).toMatchObject({ methods: true, code: 'not_found', retries: 0 });
+    expect(result).toMatchObject({ methods: true, code: 'not_found', retries: 0, drawn: 'typed', refusal: 'repayment_exceeds_outstanding' });
   }, 120_000);
 });

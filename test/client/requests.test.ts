@@ -9,6 +9,9 @@ const credentials = { baseUrl: BASE_URL, organizationId: 'org_1', apiKey: 'lak_1
 
 interface Call {
   url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -17,7 +20,7 @@ function fakeFetch(answer: (url: URL, call: number) => Response | Promise<Respon
   const calls: Call[] = [];
   const fetch: FetchFunction = async (input, init) => {
     const url = new URL(input);
-    calls.push({ url, signal: init.signal });
+    calls.push({ url, method: init.method, headers: init.headers, body: init.body, signal: init.signal });
     return answer(url, calls.length);
   };
   return Object.assign(fetch, { calls });
@@ -167,9 +170,9 @@ describe('onRetry', () => {
       },
     });
     expect(await client.paymentMethods.retrieve('pm_1')).toEqual({ uid: 'pm_1' });
-    expect(events.map(({ attempt, delayMs, error, url }) => ({ attempt, delayMs, code: error.code, url }))).toEqual([
-      { attempt: 1, delayMs: 7000, code: 'rate_limited', url: `${BASE_URL}/api/methods/pm_1/` },
-      { attempt: 2, delayMs: 1000, code: 'service_unavailable', url: `${BASE_URL}/api/methods/pm_1/` },
+    expect(events.map(({ attempt, delayMs, error, method, url, idempotencyKey }) => ({ attempt, delayMs, code: (error as LendingApiError).code, method, url, idempotencyKey }))).toEqual([
+      { attempt: 1, delayMs: 7000, code: 'rate_limited', method: 'GET', url: `${BASE_URL}/api/methods/pm_1/`, idempotencyKey: undefined },
+      { attempt: 2, delayMs: 1000, code: 'service_unavailable', method: 'GET', url: `${BASE_URL}/api/methods/pm_1/`, idempotencyKey: undefined },
     ]);
     expect(events[0]?.error).toBeInstanceOf(LendingApiError);
     expect(order).toEqual(['retry 1', 'sleep 7000', 'retry 2', 'sleep 1000']);
@@ -208,5 +211,99 @@ describe('collections from the OpenAPI document', () => {
     expect(await entities.retrieve('ent_1')).toEqual({ uid: 'ent_1', name: 'Acme' });
     expect(fetch.calls[0]?.url.pathname).toBe('/api/entities/ent_1/');
     expect(() => new ResourceClient(credentials, '../admin')).toThrow(TypeError);
+  });
+});
+
+describe('creditLimits.draw and repay', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const created = (kind = 'drawdown') =>
+    json({ entry: { id: 'dd_1', kind, limit: 'cl_1', amount: 100, at: '2025-01-01T00:00:00.000000Z', reference: null, key_id: 'key_1', created_at: '2025-01-01T00:00:00.000000Z' }, limit: { uid: 'cl_1', balance: 900 } }, 201);
+  const dropped = () => Promise.reject(new TypeError('fetch failed'));
+  const noWait = { sleep: async () => {} };
+
+  it('POSTs the JSON body with a generated Idempotency-Key, a new one per call', async () => {
+    const fetch = fakeFetch((url) => created(url.pathname.includes('repayments') ? 'repayment' : 'drawdown'));
+    const client = new LendingClient({ ...credentials, fetch });
+    const result = await client.creditLimits.draw('cl_1', { amount: '100.00', reference: 'loan-7' });
+    expect(result.entry).toMatchObject({ id: 'dd_1', kind: 'drawdown', amount: 100 });
+    expect(result.limit.balance).toBe(900);
+    await client.creditLimits.repay('cl_1', { amount: 25, at: '2025-01-01T00:00:00Z' });
+    const [draw, repay] = fetch.calls;
+    expect(draw).toMatchObject({ method: 'POST', body: '{"amount":"100.00","reference":"loan-7"}' });
+    expect(draw?.url.pathname).toBe('/api/limits/cl_1/drawdowns/');
+    expect(draw?.headers['content-type']).toBe('application/json');
+    expect(draw?.headers['idempotency-key']).toMatch(UUID);
+    expect(repay).toMatchObject({ method: 'POST', body: '{"amount":25,"at":"2025-01-01T00:00:00Z"}' });
+    expect(repay?.url.pathname).toBe('/api/limits/cl_1/repayments/');
+    expect(repay?.headers['idempotency-key']).toMatch(UUID);
+    expect(repay?.headers['idempotency-key']).not.toBe(draw?.headers['idempotency-key']);
+  });
+
+  it('sends the caller’s idempotency key when given', async () => {
+    const fetch = fakeFetch(() => created());
+    await new LendingClient({ ...credentials, fetch }).creditLimits.draw('cl_1', { amount: '1.00' }, { idempotencyKey: 'loan-42' });
+    expect(fetch.calls[0]?.headers['idempotency-key']).toBe('loan-42');
+  });
+
+  it('retries a dropped connection and a 503 with the same key, reporting the key to onRetry', async () => {
+    const fetch = fakeFetch((_url, call) => (call === 1 ? dropped() : call === 2 ? problem(503, 'service_unavailable', { 'retry-after': '1' }) : created()));
+    const events: RetryEvent[] = [];
+    const client = new LendingClient({ ...credentials, fetch, ...noWait, onRetry: (event) => events.push(event) });
+    await client.creditLimits.draw('cl_1', { amount: '100.00' });
+    const keys = fetch.calls.map((call) => call.headers['idempotency-key']);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect(events.map(({ attempt, method, idempotencyKey, error }) => ({ attempt, method, idempotencyKey, failure: error.message }))).toEqual([
+      { attempt: 1, method: 'POST', idempotencyKey: keys[0], failure: 'fetch failed' },
+      { attempt: 2, method: 'POST', idempotencyKey: keys[0], failure: 'service_unavailable' },
+    ]);
+  });
+
+  it('retries a write whose attempt timed out, with the same key', async () => {
+    const fetch = fakeFetch((_url, call) => (call === 1 ? new Promise<Response>(() => {}) : created()));
+    const client = new LendingClient({ ...credentials, fetch, ...noWait, timeoutMs: 20 });
+    await client.creditLimits.draw('cl_1', { amount: '100.00' });
+    expect(fetch.calls).toHaveLength(2);
+    expect(fetch.calls[1]?.headers['idempotency-key']).toBe(fetch.calls[0]?.headers['idempotency-key']);
+  });
+
+  it('gives up after maxAttempts and throws the last failure', async () => {
+    const fetch = fakeFetch(() => dropped());
+    const client = new LendingClient({ ...credentials, fetch, ...noWait, retry: { maxAttempts: 3 } });
+    await expect(client.creditLimits.draw('cl_1', { amount: '1.00' })).rejects.toThrow('fetch failed');
+    expect(fetch.calls).toHaveLength(3);
+  });
+
+  it('never retries a 409 or any other 4xx but 429, and throws its code', async () => {
+    for (const [status, code] of [
+      [409, 'insufficient_balance'],
+      [409, 'repayment_exceeds_outstanding'],
+      [403, 'insufficient_scope'],
+      [422, 'idempotency_key_reused'],
+      [400, 'idempotency_key_missing'],
+    ] as const) {
+      const fetch = fakeFetch(() => problem(status, code));
+      const client = new LendingClient({ ...credentials, fetch, ...noWait });
+      await expect(client.creditLimits.draw('cl_1', { amount: '1.00' }), code).rejects.toMatchObject({ status, code });
+      expect(fetch.calls, code).toHaveLength(1);
+    }
+  });
+
+  it('does not retry a GET that got no answer: only a write carries a key that makes it safe', async () => {
+    const fetch = fakeFetch(() => dropped());
+    const client = new LendingClient({ ...credentials, fetch, ...noWait });
+    await expect(client.creditLimits.retrieve('cl_1')).rejects.toThrow('fetch failed');
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it('does not retry when the caller aborts a write in flight', async () => {
+    const controller = new AbortController();
+    const fetch = fakeFetch(() => {
+      controller.abort(new Error('caller gave up'));
+      return new Promise<Response>(() => {});
+    });
+    const client = new LendingClient({ ...credentials, fetch, ...noWait });
+    await expect(client.creditLimits.draw('cl_1', { amount: '1.00' }, { signal: controller.signal })).rejects.toThrow('caller gave up');
+    expect(fetch.calls).toHaveLength(1);
   });
 });

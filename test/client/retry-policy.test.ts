@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, retryDelayMs } from '../../src/client/retry-policy.js';
+import { parseRetryAfter, retryDelayMs, retriesAnswer, retriesFailure } from '../../src/client/retry-policy.js';
 
 describe('retryDelayMs', () => {
   it('waits exactly the Retry-After the server asked for', () => {
@@ -38,5 +38,17 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(null)).toBeUndefined();
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter('-3')).toBeUndefined();
+  });
+});
+
+describe('what is retried', () => {
+  it('retries 429 and 503 answers only: no other 4xx or 5xx', () => {
+    const retried = [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 502, 503, 504].filter(retriesAnswer);
+    expect(retried).toEqual([429, 503]);
+  });
+
+  it('sends again a request that got no answer only when it is a write, which carries an Idempotency-Key', () => {
+    expect(retriesFailure('POST')).toBe(true);
+    expect(retriesFailure('GET')).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeDecision, prepareLoan } from '../../examples/prepare-loan.js';
+import { describeDecision, prepareLoan, recordDrawdown } from '../../examples/prepare-loan.js';
 import { buildApp } from '../../src/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { LendingClient } from '../../src/client/index.js';
@@ -68,6 +68,19 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
     });
   });
 
+  it('records the drawdown once for one loan id, however often it is sent', async () => {
+    const writer = new LendingClient({ baseUrl: 'http://lending.test', organizationId: demo.org, apiKey: demo.write_key, fetch: injectFetch(app) });
+    const decision = await prepareLoan(writer, { entity: 'ent_demo_07', currency: 'USD', amount: '250.25' });
+    if (!decision.ready) throw new Error(decision.message);
+    const before = decision.creditLimit;
+    const first = await recordDrawdown(writer, decision, 'loan-in-process-1');
+    const again = await recordDrawdown(writer, decision, 'loan-in-process-1');
+    expect(again).toEqual(first);
+    expect(first.entry).toMatchObject({ kind: 'drawdown', limit: before.uid, amount: 250.25, reference: 'loan-in-process-1' });
+    const after = await client.creditLimits.retrieve(before.uid);
+    expect(Math.round((before.balance - after.balance) * 100)).toBe(25025);
+  });
+
   it('refuses an amount that is not a positive decimal of cents', async () => {
     for (const amount of ['0', '-5', '1.234', 'lots']) {
       await expect(prepareLoan(client, { entity: 'ent_demo_03', currency: 'USD', amount }), amount).rejects.toThrow(RangeError);
@@ -94,11 +107,59 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
         (error: { code: number; stdout: string; stderr: string }) => error,
       );
 
-    it('prints READY and exits 0 for a loan the entity can take', async () => {
-      const result = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000']);
+    const balanceOf = async (uid: string) => Math.round((await client.creditLimits.retrieve(uid)).balance * 100);
+
+    it('prints READY, records the drawdown and exits 0 for a loan the entity can take; run again for the same loan, it draws nothing more', async () => {
+      const args = ['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000', '--loan', 'loan-cli-1'];
+      const result = await example(args, demo.write_key);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain('READY     ent_demo_03 can borrow 5000.00 USD');
       expect(result.stdout).toContain('credit limit cl_demo_03_usd: 11750.50 of 20000.00 USD available, 6750.50 after this loan');
+      expect(result.stdout).toMatch(/DRAWN +dd_\S+ \(loan loan-cli-1\): cl_demo_03_usd has 6750\.50 USD left/);
+      expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
+
+      const rerun = await example(args, demo.write_key);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(rerun.stdout.match(/DRAWN +(dd_\S+)/)?.[1]).toBe(result.stdout.match(/DRAWN +(dd_\S+)/)?.[1]);
+      expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
+    });
+
+    it('retries a drawdown whose answer was lost with the same key, and the limit is drawn once', async () => {
+      // In front of the server: the first drawdown reaches it and is recorded, then the connection drops before the answer.
+      let posts = 0;
+      const lossy = createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const name of ['authorization', 'content-type', 'idempotency-key']) {
+            const value = request.headers[name];
+            if (typeof value === 'string') headers[name] = value;
+          }
+          const drop = request.method === 'POST' && ++posts === 1;
+          void fetch(url + request.url, { method: request.method ?? 'GET', headers, ...(request.method === 'POST' ? { body } : {}) }).then(async (answer) => {
+            const text = await answer.text();
+            if (drop) {
+              request.socket.destroy();
+              return;
+            }
+            response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(text);
+          });
+        });
+      });
+      await new Promise<void>((resolve) => lossy.listen(0, '127.0.0.1', resolve));
+      try {
+        const before = await balanceOf('cl_demo_05_usd');
+        const { port } = lossy.address() as AddressInfo;
+        const result = await example(['--entity', 'ent_demo_05', '--currency', 'USD', '--amount', '1234.56', '--loan', 'loan-lossy-1'], demo.write_key, `http://127.0.0.1:${port}`);
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stderr).toMatch(/^prepare-loan: no answer \(.*\); retrying in [0-9.]+ s \(attempt 2\)\n$/);
+        expect(posts).toBe(2);
+        expect(result.stdout).toMatch(/DRAWN +dd_\S+ \(loan loan-lossy-1\)/);
+        expect(before - (await balanceOf('cl_demo_05_usd'))).toBe(123456);
+      } finally {
+        await new Promise((resolve) => lossy.close(resolve));
+      }
     });
 
     it('prints each retry while the service is briefly unavailable, then the decision', async () => {
@@ -118,7 +179,7 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
       await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
       try {
         const { port } = flaky.address() as AddressInfo;
-        const result = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000'], demo.key, `http://127.0.0.1:${port}`);
+        const result = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000', '--check-only'], demo.key, `http://127.0.0.1:${port}`);
         expect(result.code, result.stderr).toBe(0);
         expect(result.stderr).toContain('prepare-loan: the database is unreachable (service_unavailable, HTTP 503); retrying in 1.0 s (attempt 2)\n');
         expect(result.stderr.match(/retrying/g)).toHaveLength(1);

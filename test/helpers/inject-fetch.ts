@@ -13,14 +13,15 @@ export interface RecordedRequest {
  */
 export function injectFetch(app: FastifyInstance | (() => FastifyInstance)): FetchFunction & { requests: RecordedRequest[] } {
   const requests: RecordedRequest[] = [];
-  const fetch = async (input: string, init: { method: string; headers: Record<string, string> }) => {
+  const fetch = async (input: string, init: { method: string; headers: Record<string, string>; body?: string }) => {
     requests.push({ url: input, headers: init.headers });
     const url = new URL(input);
     const target = typeof app === 'function' ? app() : app;
     const response = await target.inject({
-      method: init.method as 'GET',
+      method: init.method as 'GET' | 'POST',
       url: url.pathname + url.search,
       headers: { ...init.headers, host: url.host },
+      ...(init.body === undefined ? {} : { payload: init.body }),
     });
     const headers = new Headers();
     for (const [name, value] of Object.entries(response.headers)) {

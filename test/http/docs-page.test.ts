@@ -34,7 +34,7 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
   let app: FastifyInstance;
   let browser: Browser;
   let baseUrl: string;
-  let demo: { org: string; key: string };
+  let demo: { org: string; key: string; write_key: string; write_key_id: string };
 
   beforeAll(async () => {
     if (!chromiumInstalled) throw new Error(`${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
@@ -84,7 +84,7 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('answers 200 to Authorize with the demo key, then "Try it out" → Execute on every operation, nothing changed', async () => {
+  it('answers Authorize with the demo write key, then "Try it out" → Execute on every operation: 200 for reads, 201 for writes sent with an Idempotency-Key and a JSON body', async () => {
     const page = await browser.newPage();
     await page.goto(`${baseUrl}/docs`);
     await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
@@ -92,7 +92,8 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     await page.locator('.scheme-container button.authorize').click();
     const modal = page.locator('.modal-ux');
     await modal.locator('input[type="text"]').fill(demo.org);
-    await modal.locator('input[type="password"]').fill(demo.key);
+    // A write key: it reads too, and may POST.
+    await modal.locator('input[type="password"]').fill(demo.write_key);
     await modal.locator('button.modal-btn.auth.authorize').click();
     await modal.locator('button.btn-done').click();
 
@@ -105,6 +106,10 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
       const operation = page.locator(`.opblock-${method}:has(.opblock-summary-path[data-path="${path}"])`);
       await operation.locator('.opblock-summary').click();
       await operation.locator('button.try-out__btn').click();
+      if (method === 'post') {
+        await operation.locator('tr[data-param-name="Idempotency-Key"] input').fill(`docs-${path}-${Date.now()}`);
+        await operation.locator('.body-param textarea').fill('{"amount": "12.34", "reference": "from /docs"}');
+      }
       await operation.locator('button.execute').click();
       const status = operation.locator('.live-responses-table .response .response-col_status').first();
       await status.waitFor({ timeout: 30_000 }).catch((error: unknown) => {
@@ -113,6 +118,19 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
       answered.push(`${method.toUpperCase()} ${path} ${(await status.textContent())?.trim()}`);
       await operation.locator('.opblock-summary').click();
     }
-    expect(answered).toEqual(operations.map(({ path, method }) => `${method.toUpperCase()} ${path} 200`));
+    expect(answered).toEqual(operations.map(({ path, method }) => `${method.toUpperCase()} ${path} ${method === 'post' ? 201 : 200}`));
+    expect(operations.filter(({ method }) => method === 'post').map(({ path }) => path)).toEqual([
+      '/api/limits/{uid}/drawdowns/',
+      '/api/limits/{uid}/repayments/',
+    ]);
+
+    // Recorded with the key and the body typed into the page: 12.34 drawn, then 12.34 repaid, by the write key.
+    const entries = await store.query<{ kind: string; amount: string; key_id: string }>(
+      `SELECT kind, amount::text AS amount, key_id FROM ledger_entries WHERE reference = 'from /docs' ORDER BY recorded_at, kind`,
+    );
+    expect(entries).toEqual([
+      { kind: 'drawdown', amount: '12.34', key_id: demo.write_key_id },
+      { kind: 'repayment', amount: '12.34', key_id: demo.write_key_id },
+    ]);
   }, 180_000);
 });

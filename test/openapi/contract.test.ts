@@ -7,6 +7,7 @@ import { OpenApiContract } from '../helpers/openapi-contract.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { insertRecords, keyFieldOf, listPathOf, sampleRecords } from '../helpers/fixtures/index.js';
 import { collectionPathOf } from '../../src/listing/resource-definition.js';
+import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
@@ -56,6 +57,33 @@ describeEachStore('responses match the OpenAPI document', (store) => {
   /** `null` sends no credentials. */
   const get = (url: string, authorization: string | null = tenant.authorization) =>
     app.inject({ method: 'GET', url, headers: authorization === null ? {} : { authorization } });
+
+  it('answers writes (201, its replay, 409, 403, 422, 400) as documented', async () => {
+    const writer = await createTenant(store(), 'Contract writer', 'write');
+    const limitUid = 'cl_contract_write';
+    await insertCreditLimits(store(), writer.org.id, [creditLimit({ uid: limitUid, capacity: '100.00', outstanding: '0.00' })]);
+    const template = '/api/limits/{uid}/drawdowns/';
+    const post = (body: string, headers: Record<string, string> = {}, authorization = writer.authorization) =>
+      app.inject({ method: 'POST', url: `/api/limits/${limitUid}/drawdowns/`, payload: body, headers: { authorization, 'content-type': 'application/json', ...headers } });
+    const created = await post('{"amount":"60.00","reference":"contract"}', { 'idempotency-key': 'contract-1' });
+    expect(created.statusCode).toBe(201);
+    expectConforms('POST', template, created);
+    const replayed = await post('{"amount":"60.00","reference":"contract"}', { 'idempotency-key': 'contract-1' });
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expectConforms('POST', template, replayed);
+    const refused = await post('{"amount":"60.00"}', { 'idempotency-key': 'contract-2' });
+    expect(refused.statusCode).toBe(409);
+    expectConforms('POST', template, refused);
+    const readOnly = await post('{"amount":"1.00"}', { 'idempotency-key': 'contract-3' }, tenant.authorization);
+    expect(readOnly.statusCode).toBe(403);
+    expectConforms('POST', template, readOnly);
+    const invalid = await post('{"amount":"1.001","colour":"red"}', { 'idempotency-key': 'contract-4' });
+    expect(invalid.statusCode).toBe(422);
+    expectConforms('POST', template, invalid);
+    const keyless = await post('{"amount":"1.00"}');
+    expect(keyless.statusCode).toBe(400);
+    expectConforms('POST', template, keyless);
+  });
 
   it('documents exactly the collections the server serves', () => {
     expect([...collectionPaths, ...nestedPaths].sort()).toEqual(RESOURCES.map((resource) => `/api/${collectionPathOf(resource)}/`).sort());

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Command } from 'commander';
 import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
@@ -12,14 +13,22 @@ import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
 
 interface DemoResult {
   org: string;
+  /** A read key: lists and lookups. */
   key_id: string;
   key: string;
+  /** A write-scoped key: drawdowns and repayments over HTTP. */
+  write_key_id: string;
+  write_key: string;
   entities: number;
   payment_methods: number;
   credit_limits: number;
 }
 
-/** Creates (or reuses) the demo organization, loads its sample data and mints a fresh key. */
+/** The limit the printed drawdown line draws on: its balance covers hundreds of runs of it. */
+export const DEMO_DRAW_LIMIT = 'cl_demo_01_usd';
+export const DEMO_DRAW_AMOUNT = '100.00';
+
+/** Creates (or reuses) the demo organization, loads its sample data and mints a fresh read key and write key. */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
   const { importJsonl } = await import('../../import/index.js');
@@ -27,10 +36,13 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
   const key = await createApiKey(store, org.uid);
+  const writeKey = await createApiKey(store, org.uid, undefined, 'write');
   return {
     org: org.uid,
     key_id: key.id,
     key: key.key,
+    write_key_id: writeKey.id,
+    write_key: writeKey.key,
     entities: lines.filter((line) => line.object === 'entity').length,
     payment_methods: lines.filter((line) => line.object === 'payment_method').length,
     credit_limits: lines.filter((line) => line.object === 'credit_limit').length,
@@ -38,14 +50,22 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
 }
 
 function credentialsText(demo: DemoResult, baseUrl: string): string {
+  const limit = `${baseUrl}/api/limits/${DEMO_DRAW_LIMIT}/`;
+  // A fresh key each run: sent twice, the same line is answered from the first time and draws once.
+  const idempotencyKey = `demo-${randomUUID()}`;
   return [
     `demo organization: ${demo.org} (${demo.entities} entities, ${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
-    `API key:           ${demo.key}   (id ${demo.key_id}; shown once)`,
+    `API key:           ${demo.key}   (id ${demo.key_id}; read; shown once)`,
+    `write key:         ${demo.write_key}   (id ${demo.write_key_id}; write; shown once)`,
     '',
     'try:',
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/entities/?country=gb'`,
+    '',
+    `record a drawdown of ${DEMO_DRAW_AMOUNT} (sent again, the same line is answered from the first time: it draws once), then see the balance move:`,
+    `  curl -X POST -u '${demo.org}:${demo.write_key}' '${limit}drawdowns/' -H 'Idempotency-Key: ${idempotencyKey}' -H 'Content-Type: application/json' -d '{"amount":"${DEMO_DRAW_AMOUNT}"}'`,
+    `  curl -u '${demo.org}:${demo.key}' '${limit}'`,
   ].join('\n');
 }
 
