@@ -24,8 +24,8 @@ interface DocumentedParameter {
 type Operation = { parameters?: DocumentedParameter[] };
 const paths = document.paths as Record<string, { get: Operation }>;
 const collectionPaths = Object.keys(paths).filter((path) => /^\/api\/[a-z-]+\/$/.test(path));
-/** Lists nested under one record: `/api/limits/{uid}/entries/`. */
-const nestedPaths = Object.keys(paths).filter((path) => /^\/api\/[a-z-]+\/\{uid\}\/[a-z-]+\/$/.test(path));
+/** Lists nested under one record: `/api/limits/{uid}/entries/` (not the POST-only write paths beside them). */
+const nestedPaths = Object.keys(paths).filter((path) => /^\/api\/[a-z-]+\/\{uid\}\/[a-z-]+\/$/.test(path) && Object.hasOwn(paths[path] ?? {}, 'get'));
 /** Every documented list, and the URL of one that has records (a nested list's is under the parent the fixtures create). */
 const lists = [...collectionPaths, ...nestedPaths].map((template) => {
   const resource = RESOURCES.find((candidate) => `/api/${collectionPathOf(candidate)}/` === template);

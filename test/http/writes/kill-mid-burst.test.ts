@@ -11,100 +11,99 @@ const KILL_AFTER = 20;
 
 // Killing the process mid-transaction is about PostgreSQL's rollback of its sessions: PostgreSQL only.
 const databaseUrl = process.env.DATABASE_URL ?? '';
-if (/^postgres(ql)?:/.test(databaseUrl)) {
-  describe('HTTP writes when serve is SIGKILLed mid-burst (on postgres)', () => {
-    let store: Store;
-    const servers: SpawnedServer[] = [];
-    beforeAll(async () => {
-      store = await openPostgresTestStore(databaseUrl);
-    });
-    afterAll(async () => {
-      for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-      await store.close();
-    });
-
-    it('keeps every 201, leaves nothing half-written, and completes the unanswered writes exactly once on retry', async () => {
-      const tenant = await createTenant(store, 'Kill', 'write');
-      await insertCreditLimits(store, tenant.org.id, [creditLimit({ uid: 'cl_burst', capacity: '1000000.00' })]);
-      const [{ schema } = { schema: '' }] = await store.query<{ schema: string }>('SELECT current_schema() AS schema');
-      const env = { DATABASE_URL: postgresUrlWithSchema(databaseUrl, schema), RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', DATABASE_REQUEST_BUDGET_MS: '0' };
-      const start = async () => {
-        const server = await spawnServer([], env);
-        servers.push(server);
-        return server;
-      };
-      const post = (server: SpawnedServer, key: string) =>
-        fetch(`${server.url}/api/limits/cl_burst/drawdowns/`, {
-          method: 'POST',
-          headers: { authorization: tenant.authorization, 'content-type': 'application/json', 'idempotency-key': key },
-          body: JSON.stringify({ amount: '1.00' }),
-        });
-      const keys = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
-
-      const first = await start();
-      const answered = new Map<string, { status: number; body: string }>();
-      let created = 0;
-      await Promise.all(
-        keys.map(async (key) => {
-          try {
-            const response = await post(first, key);
-            const body = await response.text();
-            answered.set(key, { status: response.status, body });
-            if (response.status === 201 && ++created === KILL_AFTER) first.child.kill('SIGKILL');
-          } catch {
-            // No answer: the process died with this request in flight (or before it arrived).
-          }
-        }),
-      );
-      await first.exited;
-      const ok = [...answered].filter(([, answer]) => answer.status === 201);
-      expect(ok.length).toBeGreaterThanOrEqual(KILL_AFTER);
-      expect(answered.size, 'the kill came mid-burst: some requests were never answered').toBeLessThan(BURST);
-      expect([...answered.values()].every((answer) => answer.status === 201)).toBe(true);
-
-      // Every 201 is in the ledger, and the stored answers and the entries match one for one.
-      const entries = await store.query<{ id: string }>('SELECT id FROM ledger_entries WHERE org_id = $1', [tenant.org.id]);
-      const entryIds = new Set(entries.map((row) => row.id));
-      for (const [, answer] of ok) expect(entryIds.has((JSON.parse(answer.body) as { entry: { id: string } }).entry.id)).toBe(true);
-      const stored = await store.query<{ response_status: number | null; response_body: string | null }>(
-        'SELECT response_status, response_body FROM idempotency_keys WHERE org_id = $1',
-        [tenant.org.id],
-      );
-      expect(stored.every((row) => Number(row.response_status) === 201 && row.response_body !== null)).toBe(true);
-      expect(new Set(stored.map((row) => (JSON.parse(row.response_body ?? '{}') as { entry: { id: string } }).entry.id))).toEqual(entryIds);
-      const [limit] = await store.query<{ outstanding: string }>("SELECT outstanding::text AS outstanding FROM credit_limits WHERE org_id = $1 AND uid = 'cl_burst'", [
-        tenant.org.id,
-      ]);
-      expect(Number(limit?.outstanding)).toBe(entryIds.size);
-
-      // Retrying every write with its key: the answered ones replay their answer, the rest complete once.
-      const second = await start();
-      // A request kept waiting for a pooled connection on a busy machine gets 503 (nothing written): retry it too.
-      const retry = async (key: string) => {
-        for (;;) {
-          const response = await post(second, key);
-          if (response.status !== 503) return { key, response };
-          await response.text();
-        }
-      };
-      const retried = await Promise.all(keys.map(retry));
-      for (const { key, response } of retried) {
-        expect(response.status, key).toBe(201);
-        const body = await response.text();
-        const before = answered.get(key);
-        if (before) {
-          expect(response.headers.get('idempotent-replayed')).toBe('true');
-          expect(body).toBe(before.body);
-        }
-      }
-      second.child.kill('SIGTERM');
-      await second.exited;
-      const [after] = await store.query<{ entries: string; outstanding: string }>(
-        `SELECT (SELECT count(*) FROM ledger_entries WHERE org_id = $1)::text AS entries,
-                (SELECT outstanding::text FROM credit_limits WHERE org_id = $1 AND uid = 'cl_burst') AS outstanding`,
-        [tenant.org.id],
-      );
-      expect(after).toEqual({ entries: String(BURST), outstanding: `${BURST}.00` });
-    }, 600_000);
+describe.runIf(/^postgres(ql)?:/.test(databaseUrl))('HTTP writes when serve is SIGKILLed mid-burst (on postgres)', () => {
+  let store: Store;
+  const servers: SpawnedServer[] = [];
+  beforeAll(async () => {
+    store = await openPostgresTestStore(databaseUrl);
   });
-}
+  afterAll(async () => {
+    for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    await store.close();
+  });
+
+  it('keeps every 201, leaves nothing half-written, and completes the unanswered writes exactly once on retry', async () => {
+    const tenant = await createTenant(store, 'Kill', 'write');
+    await insertCreditLimits(store, tenant.org.id, [creditLimit({ uid: 'cl_burst', capacity: '1000000.00' })]);
+    const [{ schema } = { schema: '' }] = await store.query<{ schema: string }>('SELECT current_schema() AS schema');
+    const env = { DATABASE_URL: postgresUrlWithSchema(databaseUrl, schema), RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', DATABASE_REQUEST_BUDGET_MS: '0' };
+    const start = async () => {
+      const server = await spawnServer([], env);
+      servers.push(server);
+      return server;
+    };
+    const post = (server: SpawnedServer, key: string) =>
+      fetch(`${server.url}/api/limits/cl_burst/drawdowns/`, {
+        method: 'POST',
+        headers: { authorization: tenant.authorization, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ amount: '1.00' }),
+      });
+    const keys = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
+
+    const first = await start();
+    const answered = new Map<string, { status: number; body: string }>();
+    let created = 0;
+    await Promise.all(
+      keys.map(async (key) => {
+        try {
+          const response = await post(first, key);
+          const body = await response.text();
+          answered.set(key, { status: response.status, body });
+          if (response.status === 201 && ++created === KILL_AFTER) first.child.kill('SIGKILL');
+        } catch {
+          // No answer: the process died with this request in flight (or before it arrived).
+        }
+      }),
+    );
+    await first.exited;
+    const ok = [...answered].filter(([, answer]) => answer.status === 201);
+    expect(ok.length).toBeGreaterThanOrEqual(KILL_AFTER);
+    expect(answered.size, 'the kill came mid-burst: some requests were never answered').toBeLessThan(BURST);
+    expect([...answered.values()].every((answer) => answer.status === 201)).toBe(true);
+
+    // Every 201 is in the ledger, and the stored answers and the entries match one for one.
+    const entries = await store.query<{ id: string }>('SELECT id FROM ledger_entries WHERE org_id = $1', [tenant.org.id]);
+    const entryIds = new Set(entries.map((row) => row.id));
+    for (const [, answer] of ok) expect(entryIds.has((JSON.parse(answer.body) as { entry: { id: string } }).entry.id)).toBe(true);
+    const stored = await store.query<{ response_status: number | null; response_body: string | null }>(
+      'SELECT response_status, response_body FROM idempotency_keys WHERE org_id = $1',
+      [tenant.org.id],
+    );
+    expect(stored.every((row) => Number(row.response_status) === 201 && row.response_body !== null)).toBe(true);
+    expect(new Set(stored.map((row) => (JSON.parse(row.response_body ?? '{}') as { entry: { id: string } }).entry.id))).toEqual(entryIds);
+    const [limit] = await store.query<{ outstanding: string }>("SELECT outstanding::text AS outstanding FROM credit_limits WHERE org_id = $1 AND uid = 'cl_burst'", [
+      tenant.org.id,
+    ]);
+    expect(Number(limit?.outstanding)).toBe(entryIds.size);
+
+    // Retrying every write with its key: the answered ones replay their answer, the rest complete once.
+    const second = await start();
+    // A request kept waiting for a pooled connection on a busy machine gets 503 (nothing written): retry it too.
+    const retry = async (key: string) => {
+      for (;;) {
+        const response = await post(second, key);
+        if (response.status !== 503) return { key, response };
+        await response.text();
+      }
+    };
+    const retried = await Promise.all(keys.map(retry));
+    for (const { key, response } of retried) {
+      expect(response.status, key).toBe(201);
+      const body = await response.text();
+      const before = answered.get(key);
+      if (before) {
+        expect(response.headers.get('idempotent-replayed')).toBe('true');
+        expect(body).toBe(before.body);
+      }
+    }
+    second.child.kill('SIGTERM');
+    await second.exited;
+    const [after] = await store.query<{ entries: string; outstanding: string }>(
+      `SELECT (SELECT count(*) FROM ledger_entries WHERE org_id = $1)::text AS entries,
+              (SELECT outstanding::text FROM credit_limits WHERE org_id = $1 AND uid = 'cl_burst') AS outstanding`,
+      [tenant.org.id],
+    );
+    expect(after).toEqual({ entries: String(BURST), outstanding: `${BURST}.00` });
+  }, 600_000);
+});
+
