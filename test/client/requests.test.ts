@@ -196,12 +196,23 @@ describe('collections from the OpenAPI document', () => {
     expect(listOperations.length).toBeGreaterThanOrEqual(2);
     const fetch = fakeFetch(() => json({ count: 0, next: null, previous: null, items: [] }));
     const client = new LendingClient({ ...credentials, fetch }) as unknown as Record<string, ResourceClient>;
-    for (const [path, item] of listOperations) {
+    const nested = listOperations.filter(([path]) => path.includes('{uid}'));
+    for (const [path, item] of listOperations.filter(([path]) => !path.includes('{uid}'))) {
       const plural = item.get!.operationId.slice('list'.length);
       const property = plural.charAt(0).toLowerCase() + plural.slice(1);
       expect(client[property], property).toBeInstanceOf(ResourceClient);
       await client[property]!.list();
       expect(fetch.calls.at(-1)?.url.pathname, property).toBe(path);
+    }
+    // A nested list (`/api/limits/{uid}/entries/`) is reached through its parent's client: `creditLimits.entries(uid)`.
+    expect(nested.length).toBeGreaterThanOrEqual(1);
+    for (const [path] of nested) {
+      const [, , parentPath, , child] = path.split('/') as [string, string, string, string, string];
+      const parent = Object.values(client).find((candidate) => candidate instanceof ResourceClient && (candidate as unknown as { collectionPath: string }).collectionPath === `/api/${parentPath}/`);
+      const listOf = (parent as unknown as Record<string, (uid: string) => ResourceClient> | undefined)?.[child];
+      expect(listOf, `${parentPath}.${child}(uid)`).toBeTypeOf('function');
+      await listOf!.call(parent, 'uid_1').list();
+      expect(fetch.calls.at(-1)?.url.pathname, path).toBe(path.replace('{uid}', 'uid_1'));
     }
   });
 
