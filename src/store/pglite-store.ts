@@ -23,7 +23,9 @@ export class PgliteStore implements Store {
    * `loadDataDir` starts it from a `dump()` instead of a fresh cluster.
    */
   static async open(dataDir: string | undefined, lock?: DirectoryLock, loadDataDir?: Blob): Promise<PgliteStore> {
-    const db = new PGlite(dataDir, loadDataDir ? { loadDataDir } : {});
+    // One options object: `new PGlite(undefined, options)` drops the options,
+    // so a template passed that way was ignored and every store ran initdb.
+    const db = new PGlite({ ...(dataDir ? { dataDir } : {}), ...(loadDataDir ? { loadDataDir } : {}) });
     await db.waitReady;
     return new PgliteStore(db, lock, dataDir);
   }
