@@ -15,7 +15,7 @@ const ACCOUNT = '000123456789';
 const FILE_LINES = SAMPLE_LINES.map((line) => JSON.stringify(line)).join('\n') + '\n';
 
 // Each command is a fresh process (PGlite start-up): allow them time on a busy machine.
-describe('lending-api import, draw, repay, demo (on a pglite directory)', { timeout: 120_000 }, () => {
+describe('lending-api import, draw, repay, demo (on a pglite directory)', { timeout: 600_000 }, () => {
   let dir: string;
   let url: string;
 

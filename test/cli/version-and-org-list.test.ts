@@ -10,7 +10,7 @@ import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 import { createExpiredApiKey } from '../helpers/tenants.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
-const CLI_TIMEOUT = 300_000;
+const CLI_TIMEOUT = 600_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-cli-list-'));
 const databaseUrl = `pglite://${path.join(dir, 'data')}`;
