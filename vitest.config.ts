@@ -5,8 +5,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Builds the migrated PGlite template every test store is copied from.
     globalSetup: ['test/helpers/pglite-template.ts'],
-    testTimeout: 30_000,
-    // Generous: starting a store takes seconds on an idle machine and over a minute on a 2-core one that is busy.
+    // Timeouts catch hangs; they are not speed limits. A test that takes 3 s on
+    // an idle 2-core machine takes ten times that beside other work, and must
+    // not turn red for it (a hang still fails, only later).
+    testTimeout: 300_000,
     hookTimeout: 300_000,
     // PGlite runs WebAssembly on the main thread; two cores, so keep the pool small.
     maxWorkers: 2,

@@ -26,7 +26,7 @@ describe('the compiled build', () => {
       (error: { code: number; stderr: string }) => error,
     );
     expect(failed).toMatchObject({ code: 1, stderr: "lending-api: no organization 'org_missing'\n" });
-  }, 180_000);
+  }, 600_000);
 
   it('ships the SDK as ES modules and CommonJS, each with .d.ts types', async () => {
     for (const dir of ['dist/client', 'dist/client-cjs']) {

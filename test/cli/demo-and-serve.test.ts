@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
-const CLI_TIMEOUT = 180_000;
+const CLI_TIMEOUT = 600_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-demo-'));
 const databaseUrl = `pglite://${path.join(dir, 'data')}`;

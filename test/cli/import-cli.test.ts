@@ -7,14 +7,15 @@ import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { postgresUrlWithSchema, runCli, spawnCli } from '../helpers/cli.js';
 import { dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
+import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 import { openPostgresTestStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 
 const ACCOUNT = '000123456789';
 const FILE_LINES = SAMPLE_LINES.map((line) => JSON.stringify(line)).join('\n') + '\n';
 
-// Each command is a fresh process (tsx + PGlite start-up): allow them time.
-describe('lending-api import, draw, repay, demo (on a pglite directory)', { timeout: 120_000 }, () => {
+// Each command is a fresh process (PGlite start-up): allow them time on a busy machine.
+describe('lending-api import, draw, repay, demo (on a pglite directory)', { timeout: 600_000 }, () => {
   let dir: string;
   let url: string;
 
@@ -34,6 +35,7 @@ describe('lending-api import, draw, repay, demo (on a pglite directory)', { time
     dir = await mkdtemp(path.join(os.tmpdir(), 'import-cli-'));
     url = `pglite://${path.join(dir, 'db')}`;
     await writeFile(path.join(dir, 'data.jsonl'), FILE_LINES);
+    await pgliteDirectoryFromTemplate(path.join(dir, 'db'));
     const created = await runCli(['org', 'create', '--name', 'Acme', '--uid', 'acme'], url);
     expect(created.code, created.stderr).toBe(0);
   });

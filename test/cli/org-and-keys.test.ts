@@ -1,14 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
-const CLI_TIMEOUT = 180_000;
+const CLI_TIMEOUT = 600_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-cli-'));
 const databaseUrl = `pglite://${path.join(dir, 'data')}`;
+// Starts migrated (demo-and-serve.test.ts covers a CLI run on a fresh directory).
+beforeAll(() => pgliteDirectoryFromTemplate(path.join(dir, 'data')));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {

@@ -29,7 +29,7 @@ describe('the server log at a terminal', () => {
     expect(lines[0]).toMatch(/^\d{2}:\d{2}:\d{2} {2}GET \/api\/methods\/ 200 {2}\d+\.\d ms {2}org_test_[0-9a-f]+$/);
     expect(lines[1]).toMatch(/^\d{2}:\d{2}:\d{2} {2}GET \/api\/methods\/ 401 {2}\d+\.\d ms {2}-/);
     expect(out.text).not.toContain('{');
-  }, 180_000);
+  }, 600_000);
 
   it('keeps JSON lines when stdout is not a terminal, or with --json', () => {
     expect(terminalLogDestination({}, fakeStdout(false))).toBeUndefined();

@@ -1,18 +1,21 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createOrganization, revokeApiKey } from '../../src/auth/organizations.js';
 import { migrate } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
+import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 import { createExpiredApiKey } from '../helpers/tenants.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
-const CLI_TIMEOUT = 300_000;
+const CLI_TIMEOUT = 600_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-cli-list-'));
 const databaseUrl = `pglite://${path.join(dir, 'data')}`;
+// Starts migrated (demo-and-serve.test.ts covers a CLI run on a fresh directory).
+beforeAll(() => pgliteDirectoryFromTemplate(path.join(dir, 'data')));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('lending-api --version and org list', { timeout: CLI_TIMEOUT }, () => {

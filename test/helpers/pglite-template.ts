@@ -47,6 +47,18 @@ export function pgliteTemplate(): Promise<Blob> {
   return template;
 }
 
+/**
+ * Creates a PGlite data directory at `dataDir` holding the migrated template,
+ * for tests that run the CLI on a directory: their first command then opens a
+ * migrated store instead of running initdb and every migration.
+ */
+export async function pgliteDirectoryFromTemplate(dataDir: string): Promise<void> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const db = new PGlite({ dataDir, loadDataDir: await pgliteTemplate() });
+  await db.waitReady;
+  await db.close();
+}
+
 /** vitest global setup: build the template once, before the test files run in parallel. */
 export async function setup(): Promise<void> {
   await pgliteTemplate();

@@ -26,7 +26,8 @@ export function testStoreVariants(): TestStoreVariant[] {
 
 /** A fresh in-memory PGlite with the schema migrated, copied from the shared template. */
 export async function openPgliteTestStore(): Promise<Store> {
-  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate());
+  // A test store holds little: 16MB of shared buffers (default 128MB) starts it about twice as fast.
+  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate(), { shared_buffers: '16MB' });
   await migrate(store); // applies nothing unless the template is older than the migrations
   return store;
 }

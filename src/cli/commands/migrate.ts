@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { assertSchemaMatches } from '../../listing/schema-check.js';
-import { RESOURCES } from '../../resources/index.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import { print, type OutputOptions } from '../output.js';
@@ -13,6 +11,8 @@ export function registerMigrate(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (options: OutputOptions) => {
       const config = loadConfig();
+      // Loaded here, not at the top: the definitions pull in TypeBox, which `--help` need not load.
+      const [{ assertSchemaMatches }, { RESOURCES }] = await Promise.all([import('../../listing/schema-check.js'), import('../../resources/index.js')]);
       const store = await openStore(config.store, { poolSize: 1, lockWaitMs: config.pgliteLockTimeoutMs });
       try {
         const applied = await migrate(store);
