@@ -12,5 +12,8 @@ export default defineConfig({
     hookTimeout: 300_000,
     // PGlite runs WebAssembly on the main thread; two cores, so keep the pool small.
     maxWorkers: 2,
+    // Every embedded store the tests open, in-process or in a spawned CLI, is small and short-lived:
+    // 16MB of shared buffers start in about half the CPU of PGlite's 128MB default.
+    env: { PGLITE_SHARED_BUFFERS: '16MB' },
   },
 });

@@ -29,6 +29,8 @@ export interface Config {
   readonly databasePoolSize: number;
   /** How long a process waits for another to release an embedded store. */
   readonly pgliteLockTimeoutMs: number;
+  /** Embedded store's shared_buffers (e.g. `16MB`); undefined: PGlite's default (128MB). */
+  readonly pgliteSharedBuffers: string | undefined;
   /** Failed authentications per minute per client address before 429; 0 turns it off. */
   readonly authFailuresPerMinute: number;
   /** Port for the Prometheus `/metrics` listener; undefined = no metrics listener. */
@@ -112,6 +114,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), 'info', LOG_LEVELS),
     databasePoolSize: integer('DATABASE_POOL_SIZE', read('DATABASE_POOL_SIZE'), 10, 1, 1000),
     pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
+    pgliteSharedBuffers: memorySize('PGLITE_SHARED_BUFFERS', read('PGLITE_SHARED_BUFFERS')),
     authFailuresPerMinute: integer('AUTH_FAILURES_PER_MINUTE', read('AUTH_FAILURES_PER_MINUTE'), 20, 0, 1_000_000),
     metricsPort: optionalInteger('METRICS_PORT', read('METRICS_PORT'), 0, 65535),
     metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
@@ -149,6 +152,15 @@ function integer(name: string, raw: string | undefined, fallback: number, min: n
     throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got '${raw}'`);
   }
   return Number(raw);
+}
+
+/** A PostgreSQL memory setting: whole number with kB, MB or GB, from 1MB to 4GB. */
+function memorySize(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const match = /^(\d+)(kB|MB|GB)$/.exec(raw);
+  const kilobytes = match ? Number(match[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[match[2] as 'kB' | 'MB' | 'GB'] : 0;
+  if (kilobytes < 1024 || kilobytes > 4 * 1024 * 1024) throw new ConfigError(name, `must be a size from 1MB to 4GB such as 16MB, got '${raw}'`);
+  return raw;
 }
 
 function optionalInteger(name: string, raw: string | undefined, min: number, max: number): number | undefined {

@@ -31,6 +31,7 @@ export function serverStoreOptions(config: Config): OpenStoreOptions {
   return {
     poolSize: config.databasePoolSize,
     lockWaitMs: config.pgliteLockTimeoutMs,
+    pgliteSharedBuffers: config.pgliteSharedBuffers,
     connectionTimeoutMs: config.databaseConnectTimeoutMs,
     queryTimeoutMs: config.databaseQueryTimeoutMs,
     poolWaitMs: config.databasePoolWaitMs,

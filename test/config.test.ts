@@ -37,6 +37,8 @@ describe('loadConfig', () => {
       idempotencyKeyTtlHours: 24,
       idempotencyPruneIntervalMs: 3_600_000,
     });
+    expect(loadConfig({}).pgliteSharedBuffers).toBeUndefined();
+    expect(loadConfig({ PGLITE_SHARED_BUFFERS: '16MB' }).pgliteSharedBuffers).toBe('16MB');
     expect(loadConfig({ LIST_CACHE_ENTRIES: '0' }).listCacheEntries).toBe(0);
     expect(loadConfig({ WRITE_RATE_LIMIT_PER_MINUTE: '0', IDEMPOTENCY_KEY_TTL_HOURS: '48', IDEMPOTENCY_PRUNE_INTERVAL_MS: '0' })).toMatchObject({
       writeRateLimitPerMinute: 0,
@@ -57,6 +59,9 @@ describe('loadConfig', () => {
     ['PORT', '70000'],
     ['RATE_LIMIT_PER_MINUTE', 'lots'],
     ['WRITE_RATE_LIMIT_PER_MINUTE', 'many'],
+    ['PGLITE_SHARED_BUFFERS', '16'],
+    ['PGLITE_SHARED_BUFFERS', '512kB'],
+    ['PGLITE_SHARED_BUFFERS', '5GB'],
     ['IDEMPOTENCY_KEY_TTL_HOURS', '0'],
     ['IDEMPOTENCY_PRUNE_INTERVAL_MS', '-5'],
     ['AUTH_FAILURES_PER_MINUTE', '-1'],

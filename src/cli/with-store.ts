@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
  */
 export async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
+  const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
   try {
     if (store.kind === 'pglite') await migrate(store);
     return await fn(store, config);

@@ -34,6 +34,8 @@ export function parseDatabaseUrl(url: string): StoreLocation | { error: string }
 export interface OpenStoreOptions extends PostgresStoreOptions {
   /** How long to wait for another process to release an embedded store. */
   lockWaitMs?: number;
+  /** Embedded store's shared_buffers (`PGLITE_SHARED_BUFFERS`); PGlite's default (128MB) when absent. */
+  pgliteSharedBuffers?: string | undefined;
 }
 
 // The drivers load only when a store is opened, so the CLI's help and
@@ -44,10 +46,11 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
     return new PostgresStore(location.url, options);
   }
   const { PgliteStore } = await import('./pglite-store.js');
-  if (location.dataDir === undefined) return PgliteStore.open(undefined);
+  const settings: Record<string, string> = options.pgliteSharedBuffers === undefined ? {} : { shared_buffers: options.pgliteSharedBuffers };
+  if (location.dataDir === undefined) return PgliteStore.open(undefined, undefined, undefined, settings);
   const lock = await acquireDirectoryLock(location.dataDir, { waitMs: options.lockWaitMs ?? 5000 });
   try {
-    return await PgliteStore.open(location.dataDir, lock);
+    return await PgliteStore.open(location.dataDir, lock, undefined, settings);
   } catch (error) {
     await lock.release();
     throw error;

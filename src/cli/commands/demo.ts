@@ -80,7 +80,7 @@ export function registerDemo(program: Command): void {
     // Loaded here, not at the top: `--help` need not load the server.
     const { closeOnSignals, serverStoreOptions, startServer } = await import('../../server.js');
     // When it goes on serving, the store is the server's: its pool size and timeouts.
-    const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs });
+    const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
     try {
       if (store.kind === 'pglite') await migrate(store);
       const demo = await setUpDemo(store);

@@ -13,7 +13,7 @@ export function registerMigrate(program: Command): void {
       const config = loadConfig();
       // Loaded here, not at the top: the definitions pull in TypeBox, which `--help` need not load.
       const [{ assertSchemaMatches }, { RESOURCES }] = await Promise.all([import('../../listing/schema-check.js'), import('../../resources/index.js')]);
-      const store = await openStore(config.store, { poolSize: 1, lockWaitMs: config.pgliteLockTimeoutMs });
+      const store = await openStore(config.store, { poolSize: 1, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
       try {
         const applied = await migrate(store);
         await assertSchemaMatches(store, RESOURCES);
