@@ -14,8 +14,9 @@ export interface LoadedDataset {
 /**
  * Makes sure the store holds exactly the dataset of `spec`, loaded through
  * the import path (the same code as `lending-api import`). A store already
- * holding it, marked complete, is reused as is. `reset` empties the store
- * first when it holds anything else.
+ * holding it, marked complete, is reused, brought up to the current
+ * schema first (migrations shipped since it was loaded). `reset` empties the
+ * store first when it holds anything else.
  */
 export async function ensureDataset(
   store: Store,
@@ -23,7 +24,11 @@ export async function ensureDataset(
   options: { reset: () => Promise<void>; log: (line: string) => void; only?: readonly OrganizationShape[] },
 ): Promise<LoadedDataset> {
   const started = performance.now();
-  if (await holds(store, spec)) return { reused: true, seconds: 0 };
+  if (await holds(store, spec)) {
+    const applied = await migrate(store);
+    if (applied.length > 0) options.log(`migrated the loaded dataset: ${applied.map((migration) => migration.name).join(', ')}`);
+    return { reused: true, seconds: 0 };
+  }
   await options.reset();
   await migrate(store);
   await store.query(`CREATE TABLE ${MARKER} (seed bigint NOT NULL, scale float8 NOT NULL, generator integer NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())`);
