@@ -28,9 +28,16 @@ export function reportError(error: unknown): void {
 const READ_ONLY_DATABASE =
   "DATABASE_URL points at a read-only standby (a replica): run writes (import, draw, repay, org, key, migrate) against the primary";
 
-/** SQLSTATE 25006, read_only_sql_transaction: a write sent to a hot standby. */
+/**
+ * SQLSTATE 25006, read_only_sql_transaction: a write sent to a hot standby.
+ * The store reports it as the database being unavailable (an HTTP write then
+ * answers 503 and is retried once a primary is back), with the error as its cause.
+ */
 function isReadOnlyDatabase(error: unknown): boolean {
-  return error instanceof Error && (error as { code?: unknown }).code === '25006';
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if ((current as { code?: unknown }).code === '25006') return true;
+  }
+  return false;
 }
 
 function isUsageError(error: unknown): boolean {
