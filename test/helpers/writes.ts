@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { LedgerKind } from '../../src/ledger/ledger-entry.js';
-import type { Queryable } from '../../src/store/store.js';
+import { beforeAll } from 'vitest';
+import type { Queryable, Store } from '../../src/store/store.js';
+import { creditLimit, insertCreditLimits } from './records.js';
+import { createTenant, type Tenant } from './tenants.js';
 
 export interface PostEntryOptions {
   readonly authorization: string;
@@ -41,4 +44,24 @@ export async function ledgerState(db: Queryable, orgId: string, limitUid: string
   );
   if (!row) throw new Error(`no limit ${limitUid}`);
   return { outstanding: row.outstanding, entries: Number(row.entries) };
+}
+
+/** A suite's organization with a write-scoped key, and fresh credit limits of its own. */
+export function useWriter(store: () => Store): { writer: () => Tenant; newLimit: (capacity?: string, outstanding?: string) => Promise<string> } {
+  let writer: Tenant | undefined;
+  beforeAll(async () => {
+    writer = await createTenant(store(), 'Writer', 'write');
+  });
+  const current = (): Tenant => {
+    if (!writer) throw new Error('useWriter: the writer is created in beforeAll');
+    return writer;
+  };
+  return {
+    writer: current,
+    async newLimit(capacity = '1000.00', outstanding = '0.00') {
+      const limit = creditLimit({ capacity, outstanding });
+      await insertCreditLimits(store(), current().org.id, [limit]);
+      return limit.uid;
+    },
+  };
 }

@@ -1,47 +1,37 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { json, useApp } from '../../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
 import { describeEachStore } from '../../helpers/stores.js';
-import { createTenant, type Tenant } from '../../helpers/tenants.js';
-import { ledgerState, postEntry } from '../../helpers/writes.js';
+import { createTenant } from '../../helpers/tenants.js';
+import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
 describeEachStore('POST /api/limits/{uid}/drawdowns/ and /repayments/', (store) => {
   const app = useApp(store);
-  let writer: Tenant;
-
-  beforeAll(async () => {
-    writer = await createTenant(store(), 'Writer', 'write');
-  });
-
-  async function newLimit(capacity = '1000.00', outstanding = '0.00'): Promise<string> {
-    const limit = creditLimit({ capacity, outstanding });
-    await insertCreditLimits(store(), writer.org.id, [limit]);
-    return limit.uid;
-  }
+  const { writer, newLimit } = useWriter(store);
 
   it('records a drawdown and answers 201 with the entry and the limit after it', async () => {
     const uid = await newLimit();
-    const response = await postEntry(app(), 'drawdown', uid, { amount: '250.50', reference: 'loan-17' }, { authorization: writer.authorization });
+    const response = await postEntry(app(), 'drawdown', uid, { amount: '250.50', reference: 'loan-17' }, { authorization: writer().authorization });
     expect(response.statusCode).toBe(201);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     const body = json<{ entry: Record<string, unknown>; limit: Record<string, unknown> }>(response);
-    expect(body.entry).toMatchObject({ kind: 'drawdown', amount: 250.5, reference: 'loan-17', key_id: writer.keyId });
+    expect(body.entry).toMatchObject({ kind: 'drawdown', amount: 250.5, reference: 'loan-17', key_id: writer().keyId });
     expect(body.entry.id).toMatch(/^dd_[0-9a-f]{32}$/);
     expect(body.entry.at).toBe(body.entry.created_at);
     expect(body.limit).toMatchObject({ uid, capacity: 1000, outstanding: 250.5, balance: 749.5 });
     // The limit exactly as GET shows it now.
-    const fetched = json(await app().inject({ url: `/api/limits/${uid}/`, headers: { authorization: writer.authorization } }));
+    const fetched = json(await app().inject({ url: `/api/limits/${uid}/`, headers: { authorization: writer().authorization } }));
     expect(body.limit).toEqual(fetched);
     const [stored] = await store().query<{ key_id: string; reference: string }>('SELECT key_id, reference FROM ledger_entries WHERE org_id = $1 AND id = $2', [
-      writer.org.id,
+      writer().org.id,
       body.entry.id,
     ]);
-    expect(stored).toEqual({ key_id: writer.keyId, reference: 'loan-17' });
+    expect(stored).toEqual({ key_id: writer().keyId, reference: 'loan-17' });
   });
 
   it('records a repayment, accepts a JSON number amount exactly and an `at` in the past', async () => {
     const uid = await newLimit('1000.00', '500.00');
-    const response = await postEntry(app(), 'repayment', uid, '{"amount": 0.10, "at": "2024-05-01T10:00:00+02:00"}', { authorization: writer.authorization });
+    const response = await postEntry(app(), 'repayment', uid, '{"amount": 0.10, "at": "2024-05-01T10:00:00+02:00"}', { authorization: writer().authorization });
     expect(response.statusCode).toBe(201);
     const body = json<{ entry: Record<string, unknown>; limit: Record<string, unknown> }>(response);
     expect(body.entry).toMatchObject({ kind: 'repayment', amount: 0.1, at: '2024-05-01T08:00:00.000000Z', reference: null });
@@ -51,32 +41,32 @@ describeEachStore('POST /api/limits/{uid}/drawdowns/ and /repayments/', (store) 
 
   it('refuses a drawdown over the balance with 409 insufficient_balance and writes nothing', async () => {
     const uid = await newLimit('100.00', '50.00');
-    const response = await postEntry(app(), 'drawdown', uid, { amount: '50.01' }, { authorization: writer.authorization });
+    const response = await postEntry(app(), 'drawdown', uid, { amount: '50.01' }, { authorization: writer().authorization });
     expect(response.statusCode).toBe(409);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(json(response)).toMatchObject({ code: 'insufficient_balance', status: 409 });
-    expect(await ledgerState(store(), writer.org.id, uid)).toEqual({ outstanding: '50.00', entries: 0 });
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '50.00', entries: 0 });
   });
 
   it('refuses a repayment over the outstanding amount with 409 repayment_exceeds_outstanding', async () => {
     const uid = await newLimit('100.00', '50.00');
-    const response = await postEntry(app(), 'repayment', uid, { amount: 50.01 }, { authorization: writer.authorization });
+    const response = await postEntry(app(), 'repayment', uid, { amount: 50.01 }, { authorization: writer().authorization });
     expect(response.statusCode).toBe(409);
     expect(json(response)).toMatchObject({ code: 'repayment_exceeds_outstanding' });
-    expect(await ledgerState(store(), writer.org.id, uid)).toEqual({ outstanding: '50.00', entries: 0 });
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '50.00', entries: 0 });
   });
 
   it('answers 404 for an unknown limit and stores nothing, so the key is free for a retry', async () => {
-    const response = await postEntry(app(), 'drawdown', 'cl_nope', { amount: '1' }, { authorization: writer.authorization, idempotencyKey: 'unknown-limit' });
+    const response = await postEntry(app(), 'drawdown', 'cl_nope', { amount: '1' }, { authorization: writer().authorization, idempotencyKey: 'unknown-limit' });
     expect(response.statusCode).toBe(404);
     expect(json(response)).toMatchObject({ code: 'not_found' });
-    const [row] = await store().query<{ n: string }>("SELECT count(*)::text AS n FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = 'unknown-limit'", [writer.org.id]);
+    const [row] = await store().query<{ n: string }>("SELECT count(*)::text AS n FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = 'unknown-limit'", [writer().org.id]);
     expect(row?.n).toBe('0');
   });
 
   it('moves the limit updated_at forward to the time of the write, whatever `at` says', async () => {
     const uid = await newLimit();
-    const response = await postEntry(app(), 'drawdown', uid, { amount: '1', at: '2020-01-01T00:00:00Z' }, { authorization: writer.authorization });
+    const response = await postEntry(app(), 'drawdown', uid, { amount: '1', at: '2020-01-01T00:00:00Z' }, { authorization: writer().authorization });
     const body = json<{ entry: { created_at: string }; limit: { updated_at: string } }>(response);
     expect(body.limit.updated_at >= body.entry.created_at).toBe(true);
     expect(body.limit.updated_at > '2024-05-02T08:00:00.000000Z').toBe(true);
@@ -104,7 +94,7 @@ describeEachStore('POST /api/limits/{uid}/drawdowns/ and /repayments/', (store) 
   it('answers GET on a write path with 405 and Allow: POST', async () => {
     const uid = await newLimit();
     for (const kind of ['drawdowns', 'repayments']) {
-      const response = await app().inject({ url: `/api/limits/${uid}/${kind}/`, headers: { authorization: writer.authorization } });
+      const response = await app().inject({ url: `/api/limits/${uid}/${kind}/`, headers: { authorization: writer().authorization } });
       expect(response.statusCode).toBe(405);
       expect(response.headers.allow).toBe('POST');
       expect(json(response)).toMatchObject({ code: 'method_not_allowed' });
