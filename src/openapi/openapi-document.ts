@@ -1,9 +1,9 @@
-import { ERROR_CODES, type ErrorCode } from '../domain/errors.js';
+import { type ErrorCode } from '../domain/errors.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { capitalize, plural } from './plural.js';
-import { problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
+import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
 import { creditLimits } from '../resources/credit-limits.js';
@@ -216,10 +216,5 @@ function referenceOperation(operationId: string, summary: string, mediaType: str
 
 /** One response per status; a status several of the codes share answers any of their problems. */
 function errorResponses(codes: readonly ErrorCode[]): Record<string, JsonObject> {
-  const byStatus = new Map<string, ErrorCode[]>();
-  for (const code of codes) {
-    const status = String(ERROR_CODES[code].status);
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
-  return Object.fromEntries([...byStatus].map(([status, shared]) => [status, problemResponseOfCodes(shared)]));
+  return Object.fromEntries([...codesByStatus(codes)].map(([status, shared]) => [status, problemResponseOfCodes(shared)]));
 }

@@ -120,6 +120,16 @@ function problemResponse(code: ErrorCode): JsonObject {
   };
 }
 
+/** The codes grouped by their HTTP status (as the document's response keys), in the order given. */
+export function codesByStatus(codes: readonly ErrorCode[]): Map<string, ErrorCode[]> {
+  const byStatus = new Map<string, ErrorCode[]>();
+  for (const code of codes) {
+    const status = String(ERROR_CODES[code].status);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return byStatus;
+}
+
 /**
  * The response of an operation that answers one status with several codes
  * (a nested list's 404: `not_found` for its parent, or `page_out_of_range`):

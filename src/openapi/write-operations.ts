@@ -4,7 +4,7 @@ import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../http/idempotency-key-header.js';
 import { MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../http/write-body.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
-import { problemResponseRef } from './problem-responses.js';
+import { codesByStatus, problemResponseRef } from './problem-responses.js';
 import { uidParameter } from './resource-schemas.js';
 
 /** Problems a write can answer besides its 201, grouped by status in the document. */
@@ -72,20 +72,18 @@ function writeOperation(limits: ResourceDefinition, kind: LedgerKind): JsonObjec
 
 /** One response per status; a status several codes share lists them all. */
 function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
   return Object.fromEntries(
-    [...byStatus].map(([status, shared]) => {
+    [...codesByStatus(codes)].map(([status, shared]) => {
       const [only] = shared;
-      if (shared.length === 1 && only) return [String(status), problemResponseRef(only)];
+      if (shared.length === 1 && only) return [status, problemResponseRef(only)];
       return [
-        String(status),
+        status,
         {
           description: shared.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join('; '),
           headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
           content: {
             [PROBLEM_CONTENT_TYPE]: {
-              schema: { allOf: [schemaRef('Problem'), { type: 'object', properties: { status: { const: status }, code: { enum: shared } } }] },
+              schema: { allOf: [schemaRef('Problem'), { type: 'object', properties: { status: { const: Number(status) }, code: { enum: shared } } }] },
             },
           },
         },
