@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
+import type { AuthenticateHook } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { registerRedisBreakerGauge } from '../metrics/rate-limit-metrics.js';
 import { throttleAddressOf } from './client-address.js';
@@ -31,13 +32,16 @@ export interface RateLimitOptions {
   metrics?: Registry | undefined;
 }
 
+/** A limiter's check around authentication: throws the refusal; a promise only when it has to wait (Redis). */
+type Guard = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) => void | Promise<unknown>;
+
 interface Guards {
   /** Before authentication: 429 for an address this process knows is blocked (no waiting, no database work). */
-  beforeAuth?: onRequestAsyncHookHandler;
+  beforeAuth?: (request: FastifyRequest) => void;
   /** After authentication: the shared failure count and the per-key request budget. */
-  afterAuth?: onRequestAsyncHookHandler;
+  afterAuth?: Guard;
   /** After authentication on write routes: the shared failure count and the per-key write budget. */
-  afterWriteAuth?: onRequestAsyncHookHandler;
+  afterWriteAuth?: Guard;
   /** Counts a failed authentication against the client's address; throws 429 past the allowance. */
   onAuthFailure?: (request: FastifyRequest) => Promise<void>;
 }
@@ -83,17 +87,16 @@ export const rateLimits = fp(
       guards.afterWriteAuth = writeBudgetGuard(new RequestLimiter({ perMinute: writesPerMinute, authFailuresPerMinute: maxFailures, shared }), maxFailures);
     }
 
-    guards.afterAuth = async (request, reply) => {
+    guards.afterAuth = (request, reply) => {
       const keyId = request.auth?.keyId;
       if (!keyId) return;
-      const verdict = await limiter.afterSuccess(throttleAddressOf(request.ip), keyId);
-      if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
-      if (verdict.kind === 'over_budget') throw overBudget(verdict.budget);
-      if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
+      const verdict = limiter.afterSuccess(throttleAddressOf(request.ip), keyId);
+      if (verdict instanceof Promise) return verdict.then((settled) => admitOrThrow(settled, reply, maxFailures));
+      admitOrThrow(verdict, reply, maxFailures);
     };
 
     if (maxFailures > 0) {
-      guards.beforeAuth = async (request) => {
+      guards.beforeAuth = (request) => {
         const blockedMs = limiter.blockedBeforeAuth(throttleAddressOf(request.ip));
         if (blockedMs !== undefined) throw addressBlocked(blockedMs, maxFailures);
       };
@@ -105,6 +108,12 @@ export const rateLimits = fp(
   },
   { name: 'lending-api-rate-limits' },
 );
+
+function admitOrThrow(verdict: Verdict, reply: FastifyReply, maxFailures: number): void {
+  if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
+  if (verdict.kind === 'over_budget') throw overBudget(verdict.budget);
+  if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
+}
 
 export function seconds(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)));
@@ -145,20 +154,33 @@ export function addressBlocked(resetMs: number, max: number): ApiError {
  * counted against the client's address. Write routes (`budget: 'writes'`)
  * count against the key's write budget instead of its request budget.
  */
-export function authenticateWithLimits(scope: FastifyInstance, authenticate: onRequestAsyncHookHandler, budget: 'reads' | 'writes' = 'reads'): void {
+export function authenticateWithLimits(scope: FastifyInstance, authenticate: AuthenticateHook, budget: 'reads' | 'writes' = 'reads'): void {
   const guards = scope.hasDecorator('requestLimits') ? scope.requestLimits : ({} as Guards);
   const { beforeAuth, onAuthFailure } = guards;
   const afterAuth = budget === 'writes' ? guards.afterWriteAuth : guards.afterAuth;
-  if (beforeAuth) scope.addHook('onRequest', beforeAuth);
-  if (onAuthFailure) {
-    scope.addHook('onRequest', async function (request: FastifyRequest, reply: FastifyReply) {
-      try {
-        await authenticate.call(this, request, reply);
-      } catch (error) {
-        if (error instanceof ApiError && error.code === 'unauthorized') await onAuthFailure(request);
-        throw error;
-      }
-    });
-  } else scope.addHook('onRequest', authenticate);
-  if (afterAuth) scope.addHook('onRequest', afterAuth);
+
+  async function authenticateThenLimit(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    try {
+      await authenticate.call(this, request, reply);
+    } catch (error) {
+      if (onAuthFailure && error instanceof ApiError && error.code === 'unauthorized') await onAuthFailure(request);
+      throw error;
+    }
+    await afterAuth?.call(this, request, reply);
+  }
+
+  // One hook in callback style for the three steps: cached credentials and counters in memory (the
+  // common case) pass without a promise, where three async hooks cost three promises and microtask turns.
+  scope.addHook('onRequest', function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    let waiting: void | Promise<unknown>;
+    try {
+      beforeAuth?.(request);
+      waiting = authenticate.fromCache?.(request) ? afterAuth?.call(this, request, reply) : authenticateThenLimit.call(this, request, reply);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (waiting) waiting.then(() => done(), done);
+    else done();
+  });
 }

@@ -53,18 +53,29 @@ export class RequestLimiter {
     return this.usingMemory() ? this.blockedInMemory(address) : undefined;
   }
 
-  /** After a successful authentication: is the address blocked elsewhere, and is the key within its budget? */
-  async afterSuccess(address: string, keyId: string): Promise<Verdict> {
-    const { perMinute, authFailuresPerMinute, shared } = this.options;
-    const local = perMinute > 0 ? this.memory.hit(counterNames.requests(keyId)) : undefined;
-    const remote = shared && (await shared.breaker.call(() => shared.counters.admit(address, keyId, authFailuresPerMinute, perMinute > 0)));
+  /**
+   * After a successful authentication: is the address blocked elsewhere, and is the key within its budget?
+   * Decided at once from this process's memory when there is no Redis (a promise only when Redis is asked).
+   */
+  afterSuccess(address: string, keyId: string): Verdict | Promise<Verdict> {
+    const local = this.options.perMinute > 0 ? this.memory.hit(counterNames.requests(keyId)) : undefined;
+    return this.options.shared ? this.afterSuccessShared(this.options.shared, address, keyId, local) : this.memoryVerdict(address, local);
+  }
+
+  private async afterSuccessShared(shared: NonNullable<RequestLimiterOptions['shared']>, address: string, keyId: string, local: WindowCount | undefined): Promise<Verdict> {
+    const { perMinute, authFailuresPerMinute } = this.options;
+    const remote = await shared.breaker.call(() => shared.counters.admit(address, keyId, authFailuresPerMinute, perMinute > 0));
     if (remote) {
       if ('blockedMs' in remote) return this.blocked(address, remote.blockedMs);
       return budgetVerdict(remote.budget, perMinute);
     }
+    return this.memoryVerdict(address, local);
+  }
+
+  private memoryVerdict(address: string, local: WindowCount | undefined): Verdict {
     const blockedMs = this.blockedInMemory(address);
     if (blockedMs !== undefined) return { kind: 'address_blocked', resetMs: blockedMs };
-    return budgetVerdict(local, perMinute);
+    return budgetVerdict(local, this.options.perMinute);
   }
 
   /** After a failed authentication: counts it; blocked once the address is past its allowance. */
