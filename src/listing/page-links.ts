@@ -16,7 +16,8 @@ export function buildPageLinks(
   page: number,
   lastPage: number,
 ): PageLinks {
-  const linkTo = (target: number) => withParam(collectionUrl, params, 'page', String(target));
+  const withPage = linkWithParam(collectionUrl, params, 'page');
+  const linkTo = (target: number) => withPage(String(target));
   const next = page < lastPage ? linkTo(page + 1) : null;
   const previous = page > 1 ? linkTo(page - 1) : null;
   return withHeader(next, previous, linkTo(1));
@@ -32,23 +33,28 @@ export function buildCursorLinks(
   params: ReadonlyArray<readonly [string, string]>,
   cursors: { readonly next: string | null; readonly previous: string | null },
 ): PageLinks {
-  const linkTo = (cursor: string) => withParam(collectionUrl, params, 'cursor', cursor);
+  const linkTo = linkWithParam(collectionUrl, params, 'cursor');
   return withHeader(cursors.next === null ? null : linkTo(cursors.next), cursors.previous === null ? null : linkTo(cursors.previous), linkTo(''));
 }
 
-function withParam(collectionUrl: string, params: ReadonlyArray<readonly [string, string]>, name: string, value: string): string {
-  const search = new URLSearchParams(params.filter(([param]) => param !== name) as [string, string][]);
-  search.set(name, value);
-  return `${collectionUrl}?${search.toString()}`;
+// What form encoding (URLSearchParams) leaves as is: a value of only these is its own encoding.
+const FORM_SAFE = /^[A-Za-z0-9*._-]*$/;
+
+/**
+ * The link to the collection with every parameter but `name` as the client
+ * sent them and `name` set last, as URLSearchParams `set` would place it;
+ * the other parameters are encoded once for all the links of a response.
+ */
+function linkWithParam(collectionUrl: string, params: ReadonlyArray<readonly [string, string]>, name: string): (value: string) => string {
+  const others = new URLSearchParams(params.filter(([param]) => param !== name) as [string, string][]).toString();
+  const prefix = `${collectionUrl}?${others}${others === '' ? '' : '&'}`;
+  return (value) => prefix + (FORM_SAFE.test(value) ? `${name}=${value}` : new URLSearchParams([[name, value]]).toString());
 }
 
 function withHeader(next: string | null, previous: string | null, first: string): PageLinks {
-  const header = [
-    next && `<${next}>; rel="next"`,
-    previous && `<${previous}>; rel="prev"`,
-    `<${first}>; rel="first"`,
-  ]
-    .filter(Boolean)
-    .join(', ');
+  let header = '';
+  if (next !== null) header += `<${next}>; rel="next", `;
+  if (previous !== null) header += `<${previous}>; rel="prev", `;
+  header += `<${first}>; rel="first"`;
   return { next, previous, first, header };
 }
