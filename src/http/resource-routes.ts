@@ -51,12 +51,14 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
         continue;
       }
       const collectionPath = `/api/${resource.path}/`;
-      authenticated.get(collectionPath, async (request, reply) => {
+      // Not async: it returns listPage's promise as is, where an async wrapper would add a promise
+      // and two microtask turns to adopt it (a throw here reaches the error handler all the same).
+      authenticated.get(collectionPath, (request, reply) => {
         const auth = requireAuth(request);
         const query = parseListQuery(resource, rawQueryOf(request));
         return listPage(resource, auth.orgId, query, publicBaseUrl(request, publicUrl) + collectionPath, reply);
       });
-      authenticated.get<{ Params: { uid: string } }>(`${collectionPath}:uid/`, async (request) => {
+      authenticated.get<{ Params: { uid: string } }>(`${collectionPath}:uid/`, (request) => {
         const auth = requireAuth(request);
         return retrieveRecord(store, resource, auth.orgId, request.params.uid);
       });

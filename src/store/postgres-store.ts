@@ -63,11 +63,16 @@ export class PostgresStore implements Store {
     this.pool.on('error', () => {});
   }
 
-  async query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
+  // Not async: a request's query returns queryWithin's promise as is (an async wrapper adds a promise per query).
+  query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
     const name = options.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
-    const config = { text: sql, values: params as unknown[], ...(name ? { name } : {}) };
+    const config: pg.QueryConfig = name ? { text: sql, values: params as unknown[], name } : { text: sql, values: params as unknown[] };
     const budgetMs = remainingDatabaseBudget();
-    if (budgetMs !== undefined) return (await this.queryWithin(budgetMs, config)) as Row[];
+    if (budgetMs !== undefined) return this.queryWithin(budgetMs, config) as Promise<Row[]>;
+    return this.queryUnbudgeted<Row>(config);
+  }
+
+  private async queryUnbudgeted<Row>(config: pg.QueryConfig): Promise<Row[]> {
     try {
       return (await this.pool.query(config)).rows as Row[];
     } catch (error) {
