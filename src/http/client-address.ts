@@ -10,6 +10,16 @@ import { isIPv4, isIPv6 } from 'node:net';
 export function throttleAddressOf(address: string | undefined): string {
   // Undefined once the socket is gone: such requests share one counter.
   if (address === undefined) return 'unknown';
+  // Asked twice for every authenticated request (before and after authentication), mostly for one client.
+  if (address === last.address) return last.throttled;
+  const throttled = throttledAddress(address);
+  last = { address, throttled };
+  return throttled;
+}
+
+let last = { address: '', throttled: '' };
+
+function throttledAddress(address: string): string {
   const bare = address.split('%')[0] ?? address;
   if (isIPv4(bare)) return bare;
   if (!isIPv6(bare)) return address;

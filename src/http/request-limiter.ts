@@ -81,12 +81,12 @@ export class RequestLimiter {
   /** After a failed authentication: counts it; blocked once the address is past its allowance. */
   async afterFailure(address: string): Promise<Verdict> {
     const { authFailuresPerMinute: max, shared } = this.options;
-    if (max <= 0) return { kind: 'allowed' };
+    if (max <= 0) return ALLOWED;
     const local = this.memory.hit(counterNames.authFailures(address));
     const remote = shared && (await shared.breaker.call(() => shared.counters.recordFailure(address)));
     const failures = remote ?? local;
     if (remote && failures.count >= max) this.remember(address, failures.resetMs);
-    return failures.count > max ? { kind: 'address_blocked', resetMs: failures.resetMs } : { kind: 'allowed' };
+    return failures.count > max ? { kind: 'address_blocked', resetMs: failures.resetMs } : ALLOWED;
   }
 
   private usingMemory(): boolean {
@@ -111,8 +111,11 @@ export class RequestLimiter {
   }
 }
 
+// One object for every verdict without a budget to report (most requests when no per-key limit is set).
+const ALLOWED: Verdict = Object.freeze({ kind: 'allowed' });
+
 function budgetVerdict(count: WindowCount | undefined, limit: number): Verdict {
-  if (!count) return { kind: 'allowed' };
+  if (!count) return ALLOWED;
   const budget = { ...count, limit };
   return count.count > limit ? { kind: 'over_budget', budget } : { kind: 'allowed', budget };
 }

@@ -5,6 +5,9 @@ export interface WindowCount {
   readonly resetMs: number;
 }
 
+// What peek answers for a name with no window running (every request from an address that never failed).
+const NO_HITS: WindowCount = Object.freeze({ count: 0, resetMs: 0 });
+
 /** The counters both limits use, named on purpose (Redis keys add a prefix). */
 export const counterNames = {
   /** Requests made with one API key (its per-minute budget). */
@@ -43,7 +46,7 @@ export class MemoryCounters {
   peek(name: string): WindowCount {
     const now = this.now();
     const window = this.windows.get(name);
-    return window && window.endsAt > now ? { count: window.count, resetMs: window.endsAt - now } : { count: 0, resetMs: 0 };
+    return window && window.endsAt > now ? { count: window.count, resetMs: window.endsAt - now } : NO_HITS;
   }
 
   private makeRoom(now: number): void {
