@@ -30,6 +30,7 @@ export function registerImport(program: Command): void {
       try {
         const summary = await withStore((store) =>
           importJsonl(store, flags.org, input, { maxErrors, ...(progress ? { onProgress: progress.onProgress } : {}) }),
+          { bulk: true },
         );
         progress?.done();
         const seconds = (Date.now() - started) / 1000;

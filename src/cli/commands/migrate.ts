@@ -3,6 +3,7 @@ import { loadConfig } from '../../config.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import { print, type OutputOptions } from '../output.js';
+import { compileForQuickStart } from '../quick-start.js';
 
 export function registerMigrate(program: Command): void {
   program
@@ -11,6 +12,7 @@ export function registerMigrate(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (options: OutputOptions) => {
       const config = loadConfig();
+      compileForQuickStart();
       // Loaded here, not at the top: the definitions pull in TypeBox, which `--help` need not load.
       const [{ assertSchemaMatches }, { RESOURCES }] = await Promise.all([import('../../listing/schema-check.js'), import('../../resources/index.js')]);
       const store = await openStore(config.store, { poolSize: 1, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
