@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type QueryOptions, type Store, type Transaction } from './store.js';
+import { StoreUnavailableError, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { DatabaseBudgetExceededError, remainingDatabaseBudget } from './database-budget.js';
@@ -120,22 +120,25 @@ export class PostgresStore implements Store {
     });
   }
 
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const client = await this.pool.connect().catch((error: unknown) => {
       throw classifyError(error);
     });
     let broken = false;
-    const run = async (sql: string, params: readonly unknown[] = []) => {
+    const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+      const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
-        return await client.query(sql, params as unknown[]);
+        return await client.query({ text: sql, values: params as unknown[], ...(name ? { name } : {}) });
       } catch (error) {
         throw classifyError(error);
       }
     };
     try {
-      await run('BEGIN');
+      // Without parameters this is one simple-protocol message: both statements in one round trip.
+      await run(options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN');
       const tx: Transaction = {
-        query: async <Row>(sql: string, params: readonly unknown[] = []) => (await run(sql, params)).rows as Row[],
+        query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
+          (await run(sql, params, queryOptions)).rows as Row[],
         exec: async (sql: string) => {
           await run(sql);
         },

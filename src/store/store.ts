@@ -52,12 +52,21 @@ export interface Transaction extends Queryable {
 
 export type StoreKind = 'postgres' | 'pglite';
 
+export interface TransactionOptions {
+  /**
+   * `remote_apply`: the commit returns only once the synchronous standby (if
+   * the primary names one) has applied it. Set with the BEGIN, in the same
+   * round trip.
+   */
+  readonly synchronousCommit?: 'remote_apply';
+}
+
 export interface Store extends Queryable {
   readonly kind: StoreKind;
   /** Where the data lives, safe to print: never includes a password. */
   readonly description: string;
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
-  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
