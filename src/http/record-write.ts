@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
-import { claimedEarlier, claimIdempotencyKeyCte, storeIdempotentResponse } from '../ledger/idempotency-keys.js';
+import { claimedEarlier, claimIdempotencyKeyCte, storeIdempotentResponseAtCommit } from '../ledger/idempotency-keys.js';
 import {
   LEDGER_OUTCOME_SELECT,
   ledgerEntryCtes,
@@ -48,12 +48,12 @@ type WriteStatementRow = LedgerStatementRow & { readonly claimed: boolean } & Re
 
 /**
  * Records one HTTP drawdown or repayment exactly once per Idempotency-Key,
- * in one transaction of four round trips: BEGIN (with its
- * synchronous_commit), one statement that claims the key (a concurrent
+ * in one transaction of three round trips: BEGIN (with its
+ * synchronous_commit); one statement that claims the key (a concurrent
  * request with the same key waits here) and, only if it claimed it, applies
  * the entry through the ledger's own statement (ledgerEntryCtes) returning
- * the limit after it in the resource's own columns; then the response is
- * stored and the transaction committed. A 409 refusal changed nothing (an
+ * the limit after it in the resource's own columns; the UPDATE storing the
+ * response, sent with the COMMIT. A 409 refusal changed nothing (an
  * UPDATE of no row), so it is stored too, and a retry replays it rather than
  * succeeding later on a different balance. Anything else thrown (an unknown
  * limit, an `at` the database finds in the future, a database error) rolls
@@ -87,7 +87,7 @@ export async function recordWrite(store: Store, limits: ResourceDefinition, requ
         );
       }
       const answer = await answerOf(tx, limits, request, entry, row);
-      await storeIdempotentResponse(tx, ref, answer.status, answer.body);
+      storeIdempotentResponseAtCommit(tx, ref, answer.status, answer.body);
       return { ...answer, replayed: false };
     }
     throw new Error('could not claim an idempotency key: it kept disappearing');

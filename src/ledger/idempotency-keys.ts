@@ -1,4 +1,4 @@
-import type { Queryable } from '../store/store.js';
+import type { Queryable, Transaction } from '../store/store.js';
 
 /** What a write's Idempotency-Key found when it was claimed. */
 export type IdempotencyClaim =
@@ -76,13 +76,15 @@ export async function claimedEarlier(tx: Queryable, request: ClaimRequest): Prom
   return { kind: 'replay', status: Number(first.response_status), body: first.response_body };
 }
 
-/** Stores the response of a claimed key, in the claiming transaction. */
-export async function storeIdempotentResponse(tx: Queryable, ref: IdempotencyKeyRef, status: number, body: string): Promise<void> {
-  await tx.query(
-    'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2',
-    [ref.orgId, ref.idempotencyKey, status, body],
-    { prepare: true },
-  );
+const STORE_RESPONSE = 'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2';
+
+/**
+ * Stores the response of a claimed key as the claiming transaction's last
+ * statement, sent with its COMMIT (one round trip for both): committed
+ * together with the entry or not at all.
+ */
+export function storeIdempotentResponseAtCommit(tx: Transaction, ref: IdempotencyKeyRef, status: number, body: string): void {
+  tx.queryAtCommit(STORE_RESPONSE, [ref.orgId, ref.idempotencyKey, status, body]);
 }
 
 /** Deletes every expired stored response (all organizations); resolves to how many. */

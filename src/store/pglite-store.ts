@@ -45,7 +45,8 @@ export class PgliteStore implements Store {
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     return this.db.transaction(async (transaction) => {
       if (options.synchronousCommit) await transaction.exec(`SET LOCAL synchronous_commit = ${options.synchronousCommit}`);
-      return fn({
+      let atCommit: { sql: string; params: readonly (string | number | null)[] } | undefined;
+      const result = await fn({
         query: async <Row>(sql: string, params: readonly unknown[] = []) =>
           (await transaction.query<Row>(sql, params as unknown[])).rows,
         exec: async (sql: string) => {
@@ -70,7 +71,14 @@ export class PgliteStore implements Store {
           await flush();
           return rows;
         },
+        queryAtCommit: (sql: string, params: readonly (string | number | null)[]) => {
+          if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
+          atCommit = { sql, params };
+        },
       });
+      // In process: no round trip to save, the statement simply runs last.
+      if (atCommit) await transaction.query(atCommit.sql, [...atCommit.params]);
+      return result;
     });
   }
 

@@ -133,6 +133,7 @@ export class PostgresStore implements Store {
         throw classifyError(error);
       }
     };
+    let atCommit: string | undefined;
     try {
       // Without parameters this is one simple-protocol message: both statements in one round trip.
       await run(options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN');
@@ -151,9 +152,13 @@ export class PostgresStore implements Store {
           }
           return copy.rowCount;
         },
+        queryAtCommit: (sql: string, params: readonly (string | number | null)[]) => {
+          if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
+          atCommit = withLiterals(sql, params);
+        },
       };
       const result = await fn(tx);
-      await run('COMMIT');
+      await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -176,6 +181,20 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** `$n` replaced by the n-th parameter as a literal (pg's own quoting, correct whatever standard_conforming_strings says). */
+function withLiterals(sql: string, params: readonly (string | number | null)[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    if (value === undefined) throw new RangeError(`no parameter $${n}`);
+    if (value === null) return 'NULL';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new RangeError(`parameter $${n} is not a finite number`);
+      return String(value);
+    }
+    return pg.escapeLiteral(value);
+  });
 }
 
 export function redactUrl(url: string): string {

@@ -48,6 +48,14 @@ export interface Transaction extends Queryable {
    * rows there are. Resolves to the number of rows copied.
    */
   copyFrom(target: string, chunks: AsyncIterable<string | Uint8Array>): Promise<number>;
+  /**
+   * Runs `sql` (one statement whose result is not needed) as the
+   * transaction's last, together with its COMMIT: on PostgreSQL in the same
+   * round trip, its parameters sent as quoted literals. Only for a fixed
+   * statement text, never one with values spliced in. Once per transaction;
+   * it fails the transaction like any statement.
+   */
+  queryAtCommit(sql: string, params: readonly (string | number | null)[]): void;
 }
 
 export type StoreKind = 'postgres' | 'pglite';

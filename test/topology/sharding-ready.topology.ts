@@ -26,6 +26,7 @@ function recording(store: Store): { store: Store; statements: string[] } {
     query: (sql, params, options) => (record(sql), tx.query(sql, params, options)),
     exec: (sql) => (record(sql), tx.exec(sql)),
     copyFrom: (target, chunks) => (record(`COPY ${target}`), tx.copyFrom(target, chunks)),
+    queryAtCommit: (sql, params) => (record(sql), tx.queryAtCommit(sql, params)),
   });
   const wrapped: Store = {
     kind: store.kind,
