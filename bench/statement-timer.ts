@@ -1,4 +1,4 @@
-import type { QueryOptions, Store, Transaction } from '../src/store/store.js';
+import type { QueryOptions, Store, Transaction, TransactionOptions } from '../src/store/store.js';
 
 /** Total time and count of one statement text (its first 100 characters, whitespace folded). */
 export interface StatementTime {
@@ -27,13 +27,17 @@ export function timeStatements(store: Store): { store: Store; times: () => State
     }
   };
   const wrapped: Store = Object.create(store) as Store;
-  wrapped.transaction = <T>(fn: (tx: Transaction) => Promise<T>) =>
-    store.transaction((tx) =>
-      fn({
-        query: <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => timed(sql, () => tx.query<Row>(sql, params, options)),
-        exec: (sql: string) => timed(sql, () => tx.exec(sql)),
-        copyFrom: (target, chunks) => timed(`COPY ${target}`, () => tx.copyFrom(target, chunks)),
-      }),
+  wrapped.transaction = <T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions) =>
+    store.transaction(
+      (tx) =>
+        fn({
+          query: <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => timed(sql, () => tx.query<Row>(sql, params, options)),
+          exec: (sql: string) => timed(sql, () => tx.exec(sql)),
+          copyFrom: (target, chunks) => timed(`COPY ${target}`, () => tx.copyFrom(target, chunks)),
+          // Not timed: the store sends it with the COMMIT, after fn.
+          queryAtCommit: (sql, params) => tx.queryAtCommit(sql, params),
+        }),
+      options,
     );
   return { store: wrapped, times: () => [...totals.values()].sort((a, b) => b.ms - a.ms) };
 }

@@ -1,12 +1,22 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
-import { claimIdempotencyKey, storeIdempotentResponse } from '../ledger/idempotency-keys.js';
-import { applyLedgerEntryIn, WAIT_FOR_SYNCHRONOUS_STANDBY, type LedgerResult } from '../ledger/apply-ledger-entry.js';
-import { newLedgerId, type LedgerKind } from '../ledger/ledger-entry.js';
+import { claimedEarlier, claimIdempotencyKeyCte, storeIdempotentResponseAtCommit } from '../ledger/idempotency-keys.js';
+import {
+  LEDGER_OUTCOME_SELECT,
+  ledgerEntryCtes,
+  ledgerEntryParams,
+  ledgerOutcome,
+  refusal,
+  SYNCHRONOUS_STANDBY,
+  type LedgerStatementRow,
+  type RecordedEntry,
+} from '../ledger/apply-ledger-entry.js';
+import { newLedgerId, type LedgerEntryInput, type LedgerKind } from '../ledger/ledger-entry.js';
 import { LedgerError } from '../ledger/ledger-error.js';
-import { retrieveRecord } from '../listing/list-records.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import type { Store } from '../store/store.js';
+import { serializeRecord } from '../listing/serialize.js';
+import { selectList } from '../listing/sql.js';
+import type { Queryable, Store } from '../store/store.js';
 import { problemDocument } from './problem.js';
 import type { WriteBody } from './write-body.js';
 
@@ -31,57 +41,104 @@ export interface WriteAnswer {
 /** Refusals that are answers: stored under the key and replayed, like a 201. */
 const STORED_REFUSALS = new Set(['insufficient_balance', 'repayment_exceeds_outstanding']);
 
+/** The claim's parameters follow the ledger's $1–$8 (ledgerEntryParams); org id and key id are shared. */
+const CLAIM_PARAMS = { orgId: 1, keyId: 7, idempotencyKey: 9, fingerprint: 10, ttlHours: 11 } as const;
+
+type WriteStatementRow = LedgerStatementRow & { readonly claimed: boolean } & Record<string, string | null>;
+
 /**
- * Records one HTTP drawdown or repayment exactly once per Idempotency-Key.
- * One transaction: claim the key (a concurrent request with the same key
- * waits here), apply the entry through the one ledger implementation, read
- * the limit after it, store the response, commit. A 409 refusal is stored
- * too (after rolling back to a savepoint), so a retry replays it rather
- * than succeeding later on a different balance. Anything else thrown (an
- * unknown limit, an `at` the database finds in the future, a database
- * error) rolls the whole transaction back: no row of the key is left, so a
- * retry runs afresh.
+ * Records one HTTP drawdown or repayment exactly once per Idempotency-Key,
+ * in one transaction of three round trips: BEGIN (with its
+ * synchronous_commit); one statement that claims the key (a concurrent
+ * request with the same key waits here) and, only if it claimed it, applies
+ * the entry through the ledger's own statement (ledgerEntryCtes) returning
+ * the limit after it in the resource's own columns; the UPDATE storing the
+ * response, sent with the COMMIT. A 409 refusal changed nothing (an
+ * UPDATE of no row), so it is stored too, and a retry replays it rather than
+ * succeeding later on a different balance. Anything else thrown (an unknown
+ * limit, an `at` the database finds in the future, a database error) rolls
+ * the whole transaction back: no row of the key is left, so a retry runs
+ * afresh.
  */
 export async function recordWrite(store: Store, limits: ResourceDefinition, request: WriteRequest, ttlHours: number): Promise<WriteAnswer> {
   const ref = { orgId: request.orgId, idempotencyKey: request.idempotencyKey };
+  const claim = { ...ref, fingerprint: fingerprintOf(request), keyId: request.keyId, ttlHours };
+  const entry = {
+    kind: request.kind,
+    id: newLedgerId(request.kind),
+    limit: request.limitUid,
+    amount: request.body.amount,
+    at: request.body.at,
+    keyId: request.keyId,
+    reference: request.body.reference,
+  };
+  const params = [...ledgerEntryParams(request.orgId, entry), claim.idempotencyKey, claim.fingerprint, claim.ttlHours];
   return store.transaction(async (tx) => {
-    await tx.exec(WAIT_FOR_SYNCHRONOUS_STANDBY);
-    const claim = await claimIdempotencyKey(tx, { ...ref, fingerprint: fingerprintOf(request), keyId: request.keyId, ttlHours });
-    if (claim.kind === 'replay') return { status: claim.status, body: claim.body, replayed: true };
-    if (claim.kind === 'reused') {
-      throw new ApiError(
-        'idempotency_key_reused',
-        'this Idempotency-Key was already used for a different request (another limit, kind, amount, at or reference); use a new key for a new write',
-      );
+    // A prune may delete the row between the claim and the read of it: then claim again.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const [row] = await tx.query<WriteStatementRow>(writeStatement(limits, request.kind), params, { prepare: true });
+      if (!row?.claimed) {
+        const earlier = await claimedEarlier(tx, claim);
+        if (!earlier) continue;
+        if (earlier.kind === 'replay') return { status: earlier.status, body: earlier.body, replayed: true };
+        throw new ApiError(
+          'idempotency_key_reused',
+          'this Idempotency-Key was already used for a different request (another limit, kind, amount, at or reference); use a new key for a new write',
+        );
+      }
+      const answer = await answerOf(tx, limits, request, entry, row);
+      storeIdempotentResponseAtCommit(tx, ref, answer.status, answer.body);
+      return { ...answer, replayed: false };
     }
-    await tx.exec('SAVEPOINT ledger_entry');
-    let answer: { status: number; body: string };
-    try {
-      const result = await applyLedgerEntryIn(tx, request.orgId, {
-        kind: request.kind,
-        id: newLedgerId(request.kind),
-        limit: request.limitUid,
-        amount: request.body.amount,
-        at: request.body.at,
-        keyId: request.keyId,
-        reference: request.body.reference,
-      });
-      const limit = await retrieveRecord(tx, limits, request.orgId, request.limitUid);
-      answer = { status: 201, body: JSON.stringify({ entry: entryJson(result), limit }) };
-    } catch (error) {
-      if (!(error instanceof LedgerError)) throw error;
-      if (!STORED_REFUSALS.has(error.code)) throw toApiError(error);
-      await tx.exec('ROLLBACK TO SAVEPOINT ledger_entry');
-      const refusal = new ApiError(error.code as 'insufficient_balance' | 'repayment_exceeds_outstanding', error.message);
-      answer = { status: refusal.status, body: JSON.stringify(problemDocument(refusal, request.requestId)) };
-    }
-    await storeIdempotentResponse(tx, ref, answer.status, answer.body);
-    return { ...answer, replayed: false };
-  });
+    throw new Error('could not claim an idempotency key: it kept disappearing');
+  }, SYNCHRONOUS_STANDBY);
+}
+
+/** The 201 with the entry and the limit after it, or the stored 409 refusal. */
+async function answerOf(
+  tx: Queryable,
+  limits: ResourceDefinition,
+  request: WriteRequest,
+  entry: LedgerEntryInput,
+  row: WriteStatementRow,
+): Promise<{ status: number; body: string }> {
+  const recorded = outcomeOf(row, entry);
+  if (recorded) {
+    const result = { id: entry.id, kind: entry.kind, ...recorded };
+    return { status: 201, body: JSON.stringify({ entry: entryJson(result), limit: serializeRecord(limits, row) }) };
+  }
+  const error = await refusal(tx, request.orgId, entry);
+  if (!STORED_REFUSALS.has(error.code)) throw toApiError(error);
+  const refused = new ApiError(error.code as 'insufficient_balance' | 'repayment_exceeds_outstanding', error.message);
+  return { status: refused.status, body: JSON.stringify(problemDocument(refused, request.requestId)) };
+}
+
+function outcomeOf(row: WriteStatementRow, entry: LedgerEntryInput): RecordedEntry | undefined {
+  try {
+    return ledgerOutcome(row, entry);
+  } catch (error) {
+    throw error instanceof LedgerError ? toApiError(error) : error;
+  }
+}
+
+const statements = new WeakMap<ResourceDefinition, Map<LedgerKind, string>>();
+
+/** One text per resource and kind (a prepared statement): claim the key, then the ledger's CTEs gated on the claim. */
+function writeStatement(limits: ResourceDefinition, kind: LedgerKind): string {
+  let byKind = statements.get(limits);
+  if (!byKind) statements.set(limits, (byKind = new Map()));
+  let text = byKind.get(kind);
+  if (!text) {
+    const ledger = ledgerEntryCtes(kind, selectList(limits, 't'), 'AND EXISTS (SELECT 1 FROM idempotency_claimed)');
+    text = `WITH ${claimIdempotencyKeyCte(CLAIM_PARAMS)}, ${ledger}
+      ${LEDGER_OUTCOME_SELECT.replace('SELECT ', 'SELECT EXISTS (SELECT 1 FROM idempotency_claimed) AS claimed, ')}`;
+    byKind.set(kind, text);
+  }
+  return text;
 }
 
 /** The entry as `GET /api/limits/{uid}/entries/` shows it (the LedgerEntry schema; the limit is beside it in the answer). */
-function entryJson(result: LedgerResult): Record<string, unknown> {
+function entryJson(result: RecordedEntry & Pick<LedgerEntryInput, 'id' | 'kind'>): Record<string, unknown> {
   return {
     id: result.id,
     kind: result.kind,

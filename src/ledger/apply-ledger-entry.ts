@@ -1,5 +1,5 @@
-import type { Queryable, Store } from '../store/store.js';
-import type { LedgerEntryInput } from './ledger-entry.js';
+import type { Queryable, Store, TransactionOptions } from '../store/store.js';
+import type { LedgerEntryInput, LedgerKind } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
@@ -31,7 +31,8 @@ interface LimitState {
   updated_at: string;
 }
 
-interface StoredEntry {
+/** An entry as recorded (its columns as text). */
+export interface RecordedEntry {
   amount: string;
   at: string;
   key_id: string | null;
@@ -39,14 +40,15 @@ interface StoredEntry {
   recorded_at: string;
 }
 
-interface ExistingEntry extends StoredEntry {
+interface ExistingEntry extends RecordedEntry {
   kind: string;
   limit: string;
   same: boolean;
 }
 
-const ENTRY_COLUMNS = `amount::text AS amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at, key_id, reference,
-  to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at`;
+/** Prefixed: they sit beside the limit's columns in one row. */
+const ENTRY_COLUMNS = `amount::text AS entry_amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, key_id AS entry_key_id,
+  reference AS entry_reference, to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at`;
 
 const LIMIT_COLUMNS = `id::text AS id, uid, capacity::text AS capacity, outstanding::text AS outstanding,
   balance::text AS balance, to_char(updated_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS updated_at`;
@@ -66,6 +68,8 @@ export const RECORD_CHANGED_AT = 'greatest(updated_at, now())';
  * transaction: the primary's other writes keep synchronous_commit = local.
  */
 export const WAIT_FOR_SYNCHRONOUS_STANDBY = 'SET LOCAL synchronous_commit = remote_apply';
+/** The same, as the options of a transaction that records entries: set with its BEGIN, in one round trip. */
+export const SYNCHRONOUS_STANDBY: TransactionOptions = { synchronousCommit: 'remote_apply' };
 
 /** Signals that a concurrent transaction recorded the same id first. */
 class ConcurrentDuplicate extends Error {}
@@ -91,10 +95,7 @@ class ConcurrentDuplicate extends Error {}
 export async function applyLedgerEntry(store: Store, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await store.transaction(async (tx) => {
-        await tx.exec(WAIT_FOR_SYNCHRONOUS_STANDBY);
-        return applyLedgerEntryIn(tx, orgId, entry);
-      });
+      return await store.transaction((tx) => applyLedgerEntryIn(tx, orgId, entry), SYNCHRONOUS_STANDBY);
     } catch (error) {
       // Lost the race to record this id: read the winner's entry and answer from it.
       if (error instanceof ConcurrentDuplicate && attempt === 0) continue;
@@ -104,43 +105,97 @@ export async function applyLedgerEntry(store: Store, orgId: string, entry: Ledge
 }
 
 /**
- * applyLedgerEntry inside a transaction the caller owns (and has set
- * WAIT_FOR_SYNCHRONOUS_STANDBY on): the HTTP writes record the entry and its
- * idempotency row in one transaction. A refusal throws a LedgerError having
- * changed nothing, so the caller may roll back to a savepoint and go on. A
- * lost race to record the same id throws; the caller must roll back.
+ * applyLedgerEntry inside a transaction the caller owns (and has opened
+ * with SYNCHRONOUS_STANDBY). A refusal throws a LedgerError having changed
+ * nothing. A lost race to record the same id throws; the caller must roll
+ * back.
  */
 export async function applyLedgerEntryIn(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
   if (entry.at !== undefined) await refuseFutureTime(tx, entry.at);
   const existing = await findEntry(tx, orgId, entry);
   if (existing) return replay(tx, orgId, entry, existing);
 
-  const delta = entry.kind === 'drawdown' ? 'outstanding + $3::numeric' : 'outstanding - $3::numeric';
-  const guard = entry.kind === 'drawdown' ? 'outstanding + $3::numeric <= capacity' : 'outstanding >= $3::numeric';
-  const [limit] = await tx.query<LimitState>(
-    `UPDATE credit_limits SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
-      WHERE org_id = $1 AND uid = $2 AND ${guard}
-      RETURNING ${LIMIT_COLUMNS}`,
-    [orgId, entry.limit, entry.amount],
+  const [row] = await tx.query<LedgerStatementRow & LimitState>(
+    `WITH ${ledgerEntryCtes(entry.kind, LIMIT_COLUMNS, '')} ${LEDGER_OUTCOME_SELECT}`,
+    ledgerEntryParams(orgId, entry),
+    { prepare: true },
   );
-  if (!limit) throw await refusal(tx, orgId, entry);
+  const entryRow = ledgerOutcome(row, entry);
+  if (!row || !entryRow) throw await refusal(tx, orgId, entry);
+  return result(entry, entryRow, true, row);
+}
 
-  const inserted = await tx.query<StoredEntry>(
-    `INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
-     VALUES ($1, $2, $3, $4, $5::numeric, coalesce($6::timestamptz, now()), $7, $8)
-     ON CONFLICT (org_id, id) DO NOTHING
-     RETURNING ${ENTRY_COLUMNS}`,
-    [orgId, entry.id, limit.id, entry.kind, entry.amount, entry.at ?? null, entry.keyId ?? null, entry.reference ?? null],
-  );
-  const row = inserted[0];
-  if (!row) throw new ConcurrentDuplicate();
-  return result(entry, row, true, limit);
+/** What the statement of ledgerEntryCtes + LEDGER_OUTCOME_SELECT answers: the limit's chosen columns, and the entry's. */
+export interface LedgerStatementRow {
+  /** The entry's `at` lies after the database's now: nothing was changed. */
+  readonly future: boolean;
+  readonly entry_amount: string | null;
+  readonly entry_at: string | null;
+  readonly entry_key_id: string | null;
+  readonly entry_reference: string | null;
+  readonly entry_recorded_at: string | null;
+  /** The limit's row id: NULL when the conditional UPDATE matched nothing (no such limit, a refusal, or not run). */
+  readonly limit_row_id: string | null;
+}
+
+/** The parameters $1–$8 of ledgerEntryCtes, in order. */
+export function ledgerEntryParams(orgId: string, entry: LedgerEntryInput): unknown[] {
+  return [orgId, entry.limit, entry.amount, entry.id, entry.kind, entry.at ?? null, entry.keyId ?? null, entry.reference ?? null];
+}
+
+/**
+ * The ledger rules as the CTEs of one statement (`WITH <these>, … SELECT`):
+ * the conditional UPDATE of the limit (see applyLedgerEntry) and, only when
+ * it matched, the INSERT of the entry. One round trip for both; a refusal is
+ * an UPDATE of no row, which raises nothing and changes nothing. Parameters:
+ * $1 org id, $2 limit uid, $3 amount, $4 entry id, $5 kind, $6 at (NULL:
+ * now), $7 key id, $8 reference (ledgerEntryParams). `limitColumns` are
+ * returned from the updated row (`t`); `gate` is an extra condition of the
+ * UPDATE (`AND …`), e.g. that the statement's other CTEs claimed something.
+ * An entry dated after now updates nothing (LEDGER_OUTCOME_SELECT says so),
+ * and an id already recorded inserts nothing while the limit moved: both
+ * leave the caller to throw, rolling the transaction back.
+ */
+export function ledgerEntryCtes(kind: LedgerKind, limitColumns: string, gate: string): string {
+  const delta = kind === 'drawdown' ? 't.outstanding + $3::numeric' : 't.outstanding - $3::numeric';
+  const guard = kind === 'drawdown' ? 't.outstanding + $3::numeric <= t.capacity' : 't.outstanding >= $3::numeric';
+  return `ledger_moved AS (
+    UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
+     WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now()) ${gate}
+     RETURNING t.id AS limit_row_id, ${limitColumns}
+  ), ledger_inserted AS (
+    INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
+    SELECT $1, $4, limit_row_id, $5, $3::numeric, coalesce($6::timestamptz, now()), $7, $8 FROM ledger_moved
+    ON CONFLICT (org_id, id) DO NOTHING
+    RETURNING ${ENTRY_COLUMNS}
+  )`;
+}
+
+/** The statement's answer: always one row (LedgerStatementRow), the limit's and the entry's columns NULL when absent. */
+export const LEDGER_OUTCOME_SELECT = `SELECT coalesce($6::timestamptz > now(), false) AS future, ledger_moved.*, ledger_inserted.*
+  FROM (SELECT 1) AS one LEFT JOIN ledger_moved ON true LEFT JOIN ledger_inserted ON true`;
+
+/**
+ * The entry the statement recorded, or undefined when the limit did not
+ * move (a refusal or no such limit: ask refusal()). Throws when the entry's
+ * time is in the future, and when the limit moved but the id was taken by a
+ * concurrent transaction (ConcurrentDuplicate: roll back).
+ */
+export function ledgerOutcome(row: LedgerStatementRow | undefined, entry: LedgerEntryInput): RecordedEntry | undefined {
+  if (row?.future) throw futureTimeError(entry.at ?? '');
+  if (!row || row.limit_row_id === null) return undefined;
+  if (row.entry_amount === null || row.entry_at === null || row.entry_recorded_at === null) throw new ConcurrentDuplicate();
+  return { amount: row.entry_amount, at: row.entry_at, key_id: row.entry_key_id, reference: row.entry_reference, recorded_at: row.entry_recorded_at };
 }
 
 /** An entry may be dated in the past, never after now (the database's clock). */
 async function refuseFutureTime(tx: Queryable, at: string): Promise<void> {
   const [row] = await tx.query<{ future: boolean }>('SELECT $1::timestamptz > now() AS future', [at]);
-  if (row?.future) throw new LedgerError('invalid_entry', `the entry's time ${at} is in the future; a ledger entry may be dated now or earlier`);
+  if (row?.future) throw futureTimeError(at);
+}
+
+function futureTimeError(at: string): LedgerError {
+  return new LedgerError('invalid_entry', `the entry's time ${at} is in the future; a ledger entry may be dated now or earlier`);
 }
 
 async function findEntry(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<ExistingEntry | undefined> {
@@ -170,8 +225,8 @@ async function replay(tx: Queryable, orgId: string, entry: LedgerEntryInput, exi
   return result(entry, existing, false, limit);
 }
 
-/** Why the conditional UPDATE matched no row: no such limit, or not enough room. */
-async function refusal(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerError> {
+/** Why the conditional UPDATE matched no row: no such limit, or not enough room (read afresh, after the statement). */
+export async function refusal(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerError> {
   const [limit] = await tx.query<LimitState>(`SELECT ${LIMIT_COLUMNS} FROM credit_limits WHERE org_id = $1 AND uid = $2`, [
     orgId,
     entry.limit,
@@ -188,7 +243,7 @@ async function refusal(tx: Queryable, orgId: string, entry: LedgerEntryInput): P
       );
 }
 
-function result(entry: LedgerEntryInput, stored: StoredEntry, applied: boolean, limit: LimitState): LedgerResult {
+function result(entry: LedgerEntryInput, stored: RecordedEntry, applied: boolean, limit: LimitState): LedgerResult {
   return {
     id: entry.id,
     kind: entry.kind,

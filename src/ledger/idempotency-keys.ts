@@ -1,4 +1,4 @@
-import type { Queryable } from '../store/store.js';
+import type { Queryable, Transaction } from '../store/store.js';
 
 /** What a write's Idempotency-Key found when it was claimed. */
 export type IdempotencyClaim =
@@ -22,52 +22,69 @@ export interface ClaimRequest extends IdempotencyKeyRef {
   readonly ttlHours: number;
 }
 
-/**
- * Claims an Idempotency-Key inside the transaction that will record the
- * entry (migration 010). The row is inserted first: a concurrent request
- * with the same key blocks on the primary key until this transaction ends,
- * then sees the committed row (and replays it) or, after a rollback, claims
- * the key itself. An expired row counts as absent and is taken over; a
- * live one is only locked, never changed.
- */
-export async function claimIdempotencyKey(tx: Queryable, request: ClaimRequest): Promise<IdempotencyClaim> {
-  const { orgId, idempotencyKey, fingerprint, keyId, ttlHours } = request;
-  // A prune may delete the row between the two statements: then claim again.
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    const claimed = await tx.query(
-      `INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
-       VALUES ($1, $2, $3, $4, now() + make_interval(hours => $5::int))
-       ON CONFLICT (org_id, idempotency_key) DO UPDATE
-          SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-              response_status = NULL, response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-        WHERE idempotency_keys.expires_at <= now()
-       RETURNING 1`,
-      [orgId, idempotencyKey, fingerprint, keyId, ttlHours],
-    );
-    if (claimed.length > 0) return { kind: 'claimed' };
-    const [first] = await tx.query<{ request_fingerprint: string; response_status: number | null; response_body: string | null }>(
-      `SELECT request_fingerprint, response_status, response_body FROM idempotency_keys
-        WHERE org_id = $1 AND idempotency_key = $2`,
-      [orgId, idempotencyKey],
-    );
-    if (!first) continue;
-    if (first.request_fingerprint !== fingerprint) return { kind: 'reused' };
-    if (first.response_status === null || first.response_body === null) {
-      throw new Error(`idempotency key row without a response outside its transaction (org ${orgId})`);
-    }
-    return { kind: 'replay', status: Number(first.response_status), body: first.response_body };
-  }
-  throw new Error('could not claim an idempotency key: it kept disappearing');
+/** Where the claim's values are among the parameters of the statement it is part of ($n). */
+export interface ClaimParams {
+  readonly orgId: number;
+  readonly idempotencyKey: number;
+  readonly fingerprint: number;
+  readonly keyId: number;
+  readonly ttlHours: number;
 }
 
-/** Stores the response of a claimed key, in the claiming transaction. */
-export async function storeIdempotentResponse(tx: Queryable, ref: IdempotencyKeyRef, status: number, body: string): Promise<void> {
-  await tx.query('UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2', [
-    ref.orgId,
-    ref.idempotencyKey,
-    status,
-    body,
-  ]);
+/**
+ * Claims an Idempotency-Key inside the transaction that will record the
+ * entry (migration 010), as a CTE (`idempotency_claimed`: one row when
+ * claimed) of the statement that records it, so that statement can do its
+ * work only `WHERE EXISTS (SELECT 1 FROM idempotency_claimed)`. The row is
+ * inserted first: a concurrent request with the same key blocks on the
+ * primary key until this transaction ends, then finds the committed row
+ * (not claimed: ask claimedEarlier) or, after a rollback, claims the key
+ * itself. An expired row counts as absent and is taken over; a live one is
+ * only locked, never changed.
+ */
+export function claimIdempotencyKeyCte(p: ClaimParams): string {
+  return `idempotency_claimed AS (
+    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
+    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now() + make_interval(hours => $${p.ttlHours}::int))
+    ON CONFLICT (org_id, idempotency_key) DO UPDATE
+       SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
+           response_status = NULL, response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= now()
+    RETURNING 1 AS claimed
+  )`;
+}
+
+/**
+ * What a key that the statement of claimIdempotencyKeyCte did not claim
+ * holds: the earlier request's stored response. Read in a statement of its
+ * own, which sees the row a concurrent request committed while the claim
+ * waited for it. Undefined when the row has gone since (a prune): claim
+ * again.
+ */
+export async function claimedEarlier(tx: Queryable, request: ClaimRequest): Promise<Exclude<IdempotencyClaim, { kind: 'claimed' }> | undefined> {
+  const { orgId, idempotencyKey, fingerprint } = request;
+  const [first] = await tx.query<{ request_fingerprint: string; response_status: number | null; response_body: string | null }>(
+    `SELECT request_fingerprint, response_status, response_body FROM idempotency_keys
+      WHERE org_id = $1 AND idempotency_key = $2`,
+    [orgId, idempotencyKey],
+  );
+  if (!first) return undefined;
+  if (first.request_fingerprint !== fingerprint) return { kind: 'reused' };
+  if (first.response_status === null || first.response_body === null) {
+    throw new Error(`idempotency key row without a response outside its transaction (org ${orgId})`);
+  }
+  return { kind: 'replay', status: Number(first.response_status), body: first.response_body };
+}
+
+const STORE_RESPONSE = 'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2';
+
+/**
+ * Stores the response of a claimed key as the claiming transaction's last
+ * statement, sent with its COMMIT (one round trip for both): committed
+ * together with the entry or not at all.
+ */
+export function storeIdempotentResponseAtCommit(tx: Transaction, ref: IdempotencyKeyRef, status: number, body: string): void {
+  tx.queryAtCommit(STORE_RESPONSE, [ref.orgId, ref.idempotencyKey, status, body]);
 }
 
 /** Deletes every expired stored response (all organizations); resolves to how many. */

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { DirectoryLock } from './directory-lock.js';
-import type { Store, Transaction } from './store.js';
+import type { Store, Transaction, TransactionOptions } from './store.js';
 
 // PGlite's COPY reads a whole Blob at once: rows are sent in blobs of about
 // this size, so memory stays bounded however long the input is.
@@ -42,9 +42,11 @@ export class PgliteStore implements Store {
     return result.rows;
   }
 
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (transaction) =>
-      fn({
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    return this.db.transaction(async (transaction) => {
+      if (options.synchronousCommit) await transaction.exec(`SET LOCAL synchronous_commit = ${options.synchronousCommit}`);
+      let atCommit: { sql: string; params: readonly (string | number | null)[] } | undefined;
+      const result = await fn({
         query: async <Row>(sql: string, params: readonly unknown[] = []) =>
           (await transaction.query<Row>(sql, params as unknown[])).rows,
         exec: async (sql: string) => {
@@ -69,8 +71,15 @@ export class PgliteStore implements Store {
           await flush();
           return rows;
         },
-      }),
-    );
+        queryAtCommit: (sql: string, params: readonly (string | number | null)[]) => {
+          if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
+          atCommit = { sql, params };
+        },
+      });
+      // In process: no round trip to save, the statement simply runs last.
+      if (atCommit) await transaction.query(atCommit.sql, [...atCommit.params]);
+      return result;
+    });
   }
 
   async exec(sql: string): Promise<void> {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type QueryOptions, type Store, type Transaction } from './store.js';
+import { StoreUnavailableError, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { DatabaseBudgetExceededError, remainingDatabaseBudget } from './database-budget.js';
@@ -125,22 +125,26 @@ export class PostgresStore implements Store {
     });
   }
 
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const client = await this.pool.connect().catch((error: unknown) => {
       throw classifyError(error);
     });
     let broken = false;
-    const run = async (sql: string, params: readonly unknown[] = []) => {
+    const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+      const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
-        return await client.query(sql, params as unknown[]);
+        return await client.query({ text: sql, values: params as unknown[], ...(name ? { name } : {}) });
       } catch (error) {
         throw classifyError(error);
       }
     };
+    let atCommit: string | undefined;
     try {
-      await run('BEGIN');
+      // Without parameters this is one simple-protocol message: both statements in one round trip.
+      await run(options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN');
       const tx: Transaction = {
-        query: async <Row>(sql: string, params: readonly unknown[] = []) => (await run(sql, params)).rows as Row[],
+        query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
+          (await run(sql, params, queryOptions)).rows as Row[],
         exec: async (sql: string) => {
           await run(sql);
         },
@@ -153,9 +157,13 @@ export class PostgresStore implements Store {
           }
           return copy.rowCount;
         },
+        queryAtCommit: (sql: string, params: readonly (string | number | null)[]) => {
+          if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
+          atCommit = withLiterals(sql, params);
+        },
       };
       const result = await fn(tx);
-      await run('COMMIT');
+      await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -178,6 +186,20 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** `$n` replaced by the n-th parameter as a literal (pg's own quoting, correct whatever standard_conforming_strings says). */
+function withLiterals(sql: string, params: readonly (string | number | null)[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    if (value === undefined) throw new RangeError(`no parameter $${n}`);
+    if (value === null) return 'NULL';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new RangeError(`parameter $${n} is not a finite number`);
+      return String(value);
+    }
+    return pg.escapeLiteral(value);
+  });
 }
 
 export function redactUrl(url: string): string {

@@ -48,16 +48,33 @@ export interface Transaction extends Queryable {
    * rows there are. Resolves to the number of rows copied.
    */
   copyFrom(target: string, chunks: AsyncIterable<string | Uint8Array>): Promise<number>;
+  /**
+   * Runs `sql` (one statement whose result is not needed) as the
+   * transaction's last, together with its COMMIT: on PostgreSQL in the same
+   * round trip, its parameters sent as quoted literals. Only for a fixed
+   * statement text, never one with values spliced in. Once per transaction;
+   * it fails the transaction like any statement.
+   */
+  queryAtCommit(sql: string, params: readonly (string | number | null)[]): void;
 }
 
 export type StoreKind = 'postgres' | 'pglite';
+
+export interface TransactionOptions {
+  /**
+   * `remote_apply`: the commit returns only once the synchronous standby (if
+   * the primary names one) has applied it. Set with the BEGIN, in the same
+   * round trip.
+   */
+  readonly synchronousCommit?: 'remote_apply';
+}
 
 export interface Store extends Queryable {
   readonly kind: StoreKind;
   /** Where the data lives, safe to print: never includes a password. */
   readonly description: string;
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
-  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -23,16 +23,17 @@ function recording(store: Store): { store: Store; statements: string[] } {
   const statements: string[] = [];
   const record = (sql: string) => statements.push(sql.replace(/\s+/g, ' ').trim());
   const wrapTx = (tx: Transaction): Transaction => ({
-    query: (sql, params) => (record(sql), tx.query(sql, params)),
+    query: (sql, params, options) => (record(sql), tx.query(sql, params, options)),
     exec: (sql) => (record(sql), tx.exec(sql)),
     copyFrom: (target, chunks) => (record(`COPY ${target}`), tx.copyFrom(target, chunks)),
+    queryAtCommit: (sql, params) => (record(sql), tx.queryAtCommit(sql, params)),
   });
   const wrapped: Store = {
     kind: store.kind,
     description: store.description,
     query: <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => (record(sql), store.query<Row>(sql, params, options)),
     exec: (sql) => (record(sql), store.exec(sql)),
-    transaction: (fn) => store.transaction((tx) => fn(wrapTx(tx))),
+    transaction: (fn, options) => store.transaction((tx) => fn(wrapTx(tx)), options),
     ping: () => store.ping(),
     close: () => store.close(),
   };

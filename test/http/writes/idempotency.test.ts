@@ -23,6 +23,19 @@ describeEachStore('Idempotency-Key on writes', (store) => {
     expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '100.00', entries: 1 });
   });
 
+  it('replays byte for byte a response whose text holds quotes, backslashes and non-ASCII (stored with the COMMIT as a quoted literal)', async () => {
+    const uid = await newLimit();
+    const reference = String.raw`O'Brien \'; "loan" \n \x27 E'\' — ünïcode ✓ $1 $$`;
+    const key = String.raw`k-quote'\"`;
+    const first = await postEntry(app(), 'drawdown', uid, { amount: '1', reference }, { authorization: writer().authorization, idempotencyKey: key });
+    expect(first.statusCode).toBe(201);
+    expect(json<{ entry: { reference: string } }>(first).entry.reference).toBe(reference);
+    const again = await postEntry(app(), 'drawdown', uid, { amount: '1', reference }, { authorization: writer().authorization, idempotencyKey: key });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '1.00', entries: 1 });
+  });
+
   it('replays a stored 409 refusal even after the balance would allow the write', async () => {
     const uid = await newLimit('100.00', '100.00');
     const refused = await postEntry(app(), 'drawdown', uid, { amount: '10' }, { authorization: writer().authorization, idempotencyKey: 'k-refused' });

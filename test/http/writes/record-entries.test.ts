@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.js';
+import type { Store, TransactionOptions } from '../../../src/store/store.js';
 import { json, useApp } from '../../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
 import { describeEachStore } from '../../helpers/stores.js';
@@ -19,9 +21,9 @@ describeEachStore('POST /api/limits/{uid}/drawdowns/ and /repayments/', (store) 
     expect(body.entry.id).toMatch(/^dd_[0-9a-f]{32}$/);
     expect(body.entry.at).toBe(body.entry.created_at);
     expect(body.limit).toMatchObject({ uid, capacity: 1000, outstanding: 250.5, balance: 749.5 });
-    // The limit exactly as GET shows it now.
-    const fetched = json(await app().inject({ url: `/api/limits/${uid}/`, headers: { authorization: writer().authorization } }));
-    expect(body.limit).toEqual(fetched);
+    // The limit exactly as GET shows it now, byte for byte (members in the same order).
+    const fetched = await app().inject({ url: `/api/limits/${uid}/`, headers: { authorization: writer().authorization } });
+    expect(JSON.stringify(body.limit)).toBe(fetched.body);
     const [stored] = await store().query<{ key_id: string; reference: string }>('SELECT key_id, reference FROM ledger_entries WHERE org_id = $1 AND id = $2', [
       writer().org.id,
       body.entry.id,
@@ -37,6 +39,24 @@ describeEachStore('POST /api/limits/{uid}/drawdowns/ and /repayments/', (store) 
     expect(body.entry).toMatchObject({ kind: 'repayment', amount: 0.1, at: '2024-05-01T08:00:00.000000Z', reference: null });
     expect(body.entry.id).toMatch(/^rp_/);
     expect(body.limit).toMatchObject({ outstanding: 499.9, balance: 500.1 });
+  });
+
+  it('records each write in a transaction that waits for the synchronous standby (synchronous_commit remote_apply)', async () => {
+    const asked: (TransactionOptions | undefined)[] = [];
+    const watched = Object.create(store()) as Store;
+    watched.transaction = (fn, options) => {
+      asked.push(options);
+      return store().transaction(fn, options);
+    };
+    const watchedApp = await buildApp({ store: watched });
+    try {
+      const uid = await newLimit();
+      const response = await postEntry(watchedApp, 'drawdown', uid, { amount: '1' }, { authorization: writer().authorization });
+      expect(response.statusCode).toBe(201);
+    } finally {
+      await watchedApp.close();
+    }
+    expect(asked).toEqual([{ synchronousCommit: 'remote_apply' }]);
   });
 
   it('refuses a drawdown over the balance with 409 insufficient_balance and writes nothing', async () => {
