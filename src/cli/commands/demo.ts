@@ -9,6 +9,7 @@ import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
 import { print } from '../output.js';
 import { compileForQuickStart } from '../quick-start.js';
+import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
 import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
 
@@ -78,7 +79,8 @@ export function registerDemo(program: Command): void {
       .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
   ).action(async (flags: ServeFlags & { serve?: boolean }) => {
     const config = flags.serve ? configFromFlags(flags) : loadConfig();
-    if (!flags.serve) compileForQuickStart();
+    if (flags.serve) tuneHeapForServing();
+    else compileForQuickStart();
     // Loaded here, not at the top: `--help` need not load the server.
     const { closeOnSignals, serverStoreOptions, startServer } = await import('../../server.js');
     // When it goes on serving, the store is the server's: its pool size and timeouts.

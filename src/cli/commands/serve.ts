@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import cluster from 'node:cluster';
 import { loadConfig } from '../../config.js';
 import { print, type OutputOptions } from '../output.js';
+import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
 
 export interface ServeFlags extends OutputOptions {
@@ -41,6 +42,7 @@ export function configFromFlags(flags: ServeFlags) {
 export function registerServe(program: Command): void {
   addServeFlags(program.command('serve').description('run the HTTP service')).action(async (flags: ServeFlags) => {
     const config = configFromFlags(flags);
+    tuneHeapForServing();
     // Loaded here, not at the top: `--help` need not load the server.
     const [{ runClusterPrimary }, { closeOnSignals, startServer }] = await Promise.all([import('../../cluster.js'), import('../../server.js')]);
     const log = (message: string) => process.stderr.write(`lending-api: ${message}\n`);
