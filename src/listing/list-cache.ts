@@ -39,6 +39,8 @@ export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStr
 
 export class CachedList {
   count: number | undefined;
+  /** Anchor walks in progress, by ordering and offset: a second request for the same page waits for the first's. */
+  readonly walks = new Map<string, Promise<PageAnchor | undefined>>();
   private readonly anchors = new Map<string, Map<number, PageAnchor>>();
   private anchorTotal = 0;
 

@@ -113,6 +113,26 @@ async function anchorFor(
 ): Promise<PageAnchor | undefined> {
   const known = list.anchorAt(ordering, base);
   if (known) return known;
+  // Concurrent first requests for one deep page share one walk: each walking
+  // alone made N walks of the same index entries compete (at page 50,000 of
+  // a freshly started service, 16 at once all ran out of their budget).
+  const walkKey = `${ordering}@${base}`;
+  let walking = list.walks.get(walkKey);
+  if (!walking) {
+    walking = walkToAnchor(db, sql, list, ordering, base, stride).finally(() => list.walks.delete(walkKey));
+    list.walks.set(walkKey, walking);
+  }
+  return walking;
+}
+
+async function walkToAnchor(
+  db: Queryable,
+  sql: VersionedListSql,
+  list: CachedList,
+  ordering: string,
+  base: number,
+  stride: number,
+): Promise<PageAnchor | undefined> {
   const from = list.nearestAnchor(ordering, base);
   const start = from?.offset ?? 0;
   const walk = sql.anchorWalk(from, base - start, stride);
