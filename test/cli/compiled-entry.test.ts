@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,10 +24,19 @@ describe('the compiled build', () => {
     const migrated = await run(process.execPath, [entry, 'migrate'], { cwd: ROOT, env });
     expect(migrated.stdout).toBe(`applied ${migrations.map((name) => name.replace(/\.sql$/, '')).join(', ')} to pglite://memory\n`);
 
-    const failed = await run(process.execPath, [entry, 'key', 'list', '--org', 'org_missing'], { cwd: ROOT, env }).catch(
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(failed).toMatchObject({ code: 1, stderr: "lending-api: no organization 'org_missing'\n" });
+    // On a directory already migrated (the test template): a second in-memory store would run initdb and
+    // every migration again, seconds of CPU this check does not need.
+    const dir = await mkdtemp(path.join(tmpdir(), 'compiled-entry-'));
+    try {
+      await pgliteDirectoryFromTemplate(path.join(dir, 'data'));
+      const onDirectory = { ...env, DATABASE_URL: `pglite://${path.join(dir, 'data')}` };
+      const failed = await run(process.execPath, [entry, 'key', 'list', '--org', 'org_missing'], { cwd: ROOT, env: onDirectory }).catch(
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed).toMatchObject({ code: 1, stderr: "lending-api: no organization 'org_missing'\n" });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 600_000);
 
   it('ships the SDK as ES modules and CommonJS, each with .d.ts types', async () => {

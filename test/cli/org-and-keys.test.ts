@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, createOrganization } from '../../src/auth/organizations.js';
+import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
 import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 
@@ -10,8 +12,21 @@ const CLI_TIMEOUT = 600_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lending-cli-'));
 const databaseUrl = `pglite://${path.join(dir, 'data')}`;
-// Starts migrated (demo-and-serve.test.ts covers a CLI run on a fresh directory).
-beforeAll(() => pgliteDirectoryFromTemplate(path.join(dir, 'data')));
+// Starts migrated (demo-and-serve.test.ts covers a CLI run on a fresh directory). The organizations
+// and key that tests only start from are made in-process: a CLI process each costs seconds of CPU,
+// and the first test runs `org create` and `key create` for real.
+let secretKey: { id: string; key: string };
+beforeAll(async () => {
+  await pgliteDirectoryFromTemplate(path.join(dir, 'data'));
+  const store = await openStore({ kind: 'pglite', dataDir: path.join(dir, 'data') });
+  try {
+    await createOrganization(store, 'Expiry', 'org_expiry');
+    await createOrganization(store, 'Secret', 'org_secret');
+    secretKey = await createApiKey(store, 'org_secret');
+  } finally {
+    await store.close();
+  }
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
@@ -50,7 +65,6 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
   });
 
   it('refuses a key that would expire in the past (regression: it printed a dead key and exited 0)', async () => {
-    await runCli(['org', 'create', '--name', 'Expiry', '--uid', 'org_expiry'], databaseUrl);
     const dead = await runCli(['key', 'create', '--org', 'org_expiry', '--expires', '2020-01-01'], databaseUrl);
     expect(dead.code).toBe(1);
     expect(dead.stdout).toBe('');
@@ -60,8 +74,7 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
   });
 
   it('never prints a secret passed to key revoke, and names the key id to pass instead (regression: it echoed the secret)', async () => {
-    await runCli(['org', 'create', '--name', 'Secret', '--uid', 'org_secret'], databaseUrl);
-    const created = JSON.parse((await runCli(['key', 'create', '--org', 'org_secret', '--json'], databaseUrl)).stdout) as { id: string; key: string };
+    const created = secretKey;
     const malformed = `${created.key.slice(0, -1)}`; // a secret with a character lost in copying
 
     const whole = await runCli(['key', 'revoke', created.key], databaseUrl);
