@@ -39,8 +39,8 @@ export const DEFAULT_LIST_CACHE: ListCacheOptions = { entries: 10_000, anchorStr
 
 export class CachedList {
   count: number | undefined;
-  /** Anchor walks in progress, by ordering and offset: a second request for the same page waits for the first's. */
-  readonly walks = new Map<string, Promise<PageAnchor | undefined>>();
+  /** Anchor walks in progress, by ordering and offset. */
+  private readonly walks = new Map<string, Promise<PageAnchor | undefined>>();
   private readonly anchors = new Map<string, Map<number, PageAnchor>>();
   private anchorTotal = 0;
 
@@ -65,6 +65,16 @@ export class CachedList {
       if (anchor.offset <= offset && (!best || anchor.offset > best.offset)) best = anchor;
     }
     return best;
+  }
+
+  /** Runs `walk` unless a walk under the same key is in progress: then its result is shared. */
+  shareWalk(key: string, walk: () => Promise<PageAnchor | undefined>): Promise<PageAnchor | undefined> {
+    let walking = this.walks.get(key);
+    if (!walking) {
+      walking = walk().finally(() => this.walks.delete(key));
+      this.walks.set(key, walking);
+    }
+    return walking;
   }
 
   addAnchors(ordering: string, anchors: readonly PageAnchor[]): void {

@@ -116,33 +116,18 @@ async function anchorFor(
   // Concurrent first requests for one deep page share one walk: each walking
   // alone made N walks of the same index entries compete (at page 50,000 of
   // a freshly started service, 16 at once all ran out of their budget).
-  const walkKey = `${ordering}@${base}`;
-  let walking = list.walks.get(walkKey);
-  if (!walking) {
-    walking = walkToAnchor(db, sql, list, ordering, base, stride).finally(() => list.walks.delete(walkKey));
-    list.walks.set(walkKey, walking);
-  }
-  return walking;
-}
-
-async function walkToAnchor(
-  db: Queryable,
-  sql: VersionedListSql,
-  list: CachedList,
-  ordering: string,
-  base: number,
-  stride: number,
-): Promise<PageAnchor | undefined> {
-  const from = list.nearestAnchor(ordering, base);
-  const start = from?.offset ?? 0;
-  const walk = sql.anchorWalk(from, base - start, stride);
-  const rows = await db.query<{ version: string; n: string | null; sort_key: string | null; row_id: string | null }>(walk.text, walk.values, PREPARE);
-  if (rows[0]?.version !== list.version) return undefined;
-  list.addAnchors(
-    ordering,
-    rows.flatMap((row) => (row.n === null || row.sort_key === null || row.row_id === null ? [] : [{ offset: start + Number(row.n), sortKey: row.sort_key, rowId: row.row_id }])),
-  );
-  return list.anchorAt(ordering, base);
+  return list.shareWalk(`${ordering}@${base}`, async () => {
+    const from = list.nearestAnchor(ordering, base);
+    const start = from?.offset ?? 0;
+    const walk = sql.anchorWalk(from, base - start, stride);
+    const rows = await db.query<{ version: string; n: string | null; sort_key: string | null; row_id: string | null }>(walk.text, walk.values, PREPARE);
+    if (rows[0]?.version !== list.version) return undefined;
+    list.addAnchors(
+      ordering,
+      rows.flatMap((row) => (row.n === null || row.sort_key === null || row.row_id === null ? [] : [{ offset: start + Number(row.n), sortKey: row.sort_key, rowId: row.row_id }])),
+    );
+    return list.anchorAt(ordering, base);
+  });
 }
 
 function forget(cache: ListCache, key: string): undefined {
