@@ -105,12 +105,11 @@ export async function applyLedgerEntry(store: Store, orgId: string, entry: Ledge
 }
 
 /**
- * applyLedgerEntry inside a transaction the caller owns (and has opened
- * with SYNCHRONOUS_STANDBY). A refusal throws a LedgerError having changed
- * nothing. A lost race to record the same id throws; the caller must roll
- * back.
+ * applyLedgerEntry's transaction (opened with SYNCHRONOUS_STANDBY). A
+ * refusal throws a LedgerError having changed nothing. A lost race to
+ * record the same id throws, and the transaction rolls back.
  */
-export async function applyLedgerEntryIn(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
+async function applyLedgerEntryIn(tx: Queryable, orgId: string, entry: LedgerEntryInput): Promise<LedgerResult> {
   if (entry.at !== undefined) await refuseFutureTime(tx, entry.at);
   const existing = await findEntry(tx, orgId, entry);
   if (existing) return replay(tx, orgId, entry, existing);
