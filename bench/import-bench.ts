@@ -4,10 +4,13 @@
 // import itself (`importJsonl`, what `lending-api import` reports as its
 // `seconds`), with the CPU time of this process and of its PostgreSQL backend.
 //
-//   npm run bench:import -- [LINES] [--shape records|mixed|ledger|all] [--statement-times] [--no-reimport]     (default 1,000,000 lines, all shapes)
+//   npm run bench:import -- [LINES] [--shape records|mixed|ledger|all] [--statement-times] [--no-reimport] [--floor]     (default 1,000,000 lines, all shapes)
 //
 // --statement-times also prints, after each import, the statements that took the
 // most time (client side, summed per statement text).
+// --floor also measures, after the first import, PostgreSQL's floor for that file
+// (bench/import-floor.ts): the backend CPU of only the writes no import can avoid,
+// which bounds the rate any import of the file can reach on this machine.
 //
 // Shapes (bench/generate-import-file.ts): `records` half payment methods, half
 // credit limits; `mixed` 80% records and 20% drawdowns and repayments spread
@@ -26,11 +29,12 @@ import { createOrganization } from '../src/auth/organizations.js';
 import { importJsonl, type ImportSummary } from '../src/import/index.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
+import { measureImportFloor, organizationId } from './import-floor.js';
 import { FILE_SHAPES, writeImportFile, writeLedgerLimitsFile, type FileShape } from './generate-import-file.js';
 import { readCpuTimes, stolenShare } from './host-load.js';
 import { timeStatements } from './statement-timer.js';
 
-const { values: options, positionals } = parseArgs({ allowPositionals: true, options: { shape: { type: 'string', default: 'all' }, 'statement-times': { type: 'boolean', default: false }, 'no-reimport': { type: 'boolean', default: false } } });
+const { values: options, positionals } = parseArgs({ allowPositionals: true, options: { shape: { type: 'string', default: 'all' }, 'statement-times': { type: 'boolean', default: false }, 'no-reimport': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false } } });
 const lines = Number(positionals[0] ?? 1_000_000);
 const shapes = options.shape === 'all' ? FILE_SHAPES : FILE_SHAPES.filter((shape) => shape === options.shape);
 if (shapes.length === 0) throw new Error(`--shape must be one of ${FILE_SHAPES.join(', ')} or all, not ${options.shape}`);
@@ -91,12 +95,22 @@ async function benchShape(shape: FileShape): Promise<void> {
       }
     };
     await run('first import (all new)   ');
+    if (options.floor) await printFloor(shape, schema, await organizationId(store, org.uid));
     if (!options['no-reimport']) await run('re-import (all unchanged)');
   } finally {
     await store.close();
     await admin.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => {});
     await rm(file, { force: true });
   }
+}
+
+async function printFloor(shape: FileShape, schema: string, orgId: string): Promise<void> {
+  const floor = await measureImportFloor(url, backendCpuSeconds, { schema, orgId }, shape === 'ledger' ? ['credit_limits'] : []);
+  const phases = floor.phases.filter((phase) => phase.rows > 0).map((phase) => `${phase.label} ${phase.rows.toLocaleString('en-US')} rows ${phase.cpuSeconds.toFixed(2)}s`);
+  process.stdout.write(
+    `${shape} floor (only the unavoidable writes): PostgreSQL backend ${floor.cpuSeconds.toFixed(2)}s = at most ${Math.round(lines / floor.cpuSeconds).toLocaleString('en-US')} lines/s ` +
+      `(${phases.join('; ')}; load average ${os.loadavg()[0]?.toFixed(1)})\n`,
+  );
 }
 
 function cpuSeconds(usage: NodeJS.CpuUsage): number {

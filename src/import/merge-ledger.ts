@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
-import { LEDGER_LINES_TABLE } from './staging.js';
+import { LEDGER_LINES_TABLE, STAGING_TABLE } from './staging.js';
 
 export interface LedgerCounts {
   /** New entries recorded. */
@@ -16,45 +16,75 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 // which PostgreSQL keeps as one index probe per line (see stageLatest in
 // merge-records.ts for why a join is not left to the planner).
 
+const LEDGER_OBJECTS = `object IN ('drawdown', 'repayment')`;
+
+/**
+ * The credit limit a ledger line names, as (uid, id) pairs, each limit
+ * looked up once (a file typically holds several lines per limit), for the
+ * lines of `lines` that `which` selects.
+ */
+function limitsNamedBy(lines: string, which: string): string {
+  return `SELECT u.limit_uid, l.id AS limit_id
+            FROM (SELECT DISTINCT limit_uid FROM ${lines} WHERE ${which}) u
+            JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`;
+}
+
+/**
+ * Moves a batch's ledger lines aside (records are merged straight from the
+ * batch), with the id of the limit each names when that limit is already
+ * stored: on a file of ledger lines this lookup runs while the next batch
+ * is parsed, instead of after the whole file. Lines naming a limit that a
+ * later batch creates are resolved by checkLedgerLines.
+ */
+export async function keepLedgerLines(tx: Queryable, orgId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${LEDGER_LINES_TABLE} (line, object, uid, limit_uid, amount, at, limit_id)
+     SELECT s.line, s.object, s.uid, s.limit_uid, s.amount, s.at, r.limit_id
+       FROM ${STAGING_TABLE} s
+       LEFT JOIN (${limitsNamedBy(STAGING_TABLE, LEDGER_OBJECTS)}) r ON r.limit_uid = s.limit_uid
+      WHERE s.${LEDGER_OBJECTS}`,
+    [orgId],
+  );
+}
+
 /**
  * Finds ledger lines that can never apply: an unknown limit, or an id used
  * with different content (earlier in the file, or already recorded).
  */
 export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
-  // A limit is looked up once, not once per line that names it (a file
-  // typically holds several lines per limit).
   await tx.query(
-    `CREATE TEMP TABLE import_ledger ON COMMIT DROP AS
-     SELECT s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, r.limit_id
-       FROM ${LEDGER_LINES_TABLE} s
-       LEFT JOIN (SELECT u.limit_uid, l.id AS limit_id
-                    FROM (SELECT DISTINCT limit_uid FROM ${LEDGER_LINES_TABLE}) u
-                    JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true) r
-         ON r.limit_uid = s.limit_uid`,
+    `UPDATE ${LEDGER_LINES_TABLE} s SET limit_id = r.limit_id
+       FROM (${limitsNamedBy(LEDGER_LINES_TABLE, 'limit_id IS NULL')}) r
+      WHERE s.limit_id IS NULL AND s.limit_uid = r.limit_uid`,
     [orgId],
   );
   await tx.query(
     `CREATE TEMP TABLE import_ledger_first ON COMMIT DROP AS
-     SELECT DISTINCT ON (id) * FROM import_ledger ORDER BY id, line`,
+     SELECT DISTINCT ON (uid) line, uid AS id, object AS kind, amount, at, limit_uid, limit_id
+       FROM ${LEDGER_LINES_TABLE} ORDER BY uid, line`,
   );
-  await tx.query('ANALYZE import_ledger');
   await tx.query('ANALYZE import_ledger_first');
 
   await collectLineErrors<{ line: string; limit_uid: string }>(
     tx,
     errors,
     maxErrors,
-    'SELECT line, limit_uid FROM import_ledger WHERE limit_id IS NULL',
+    `SELECT line, limit_uid FROM ${LEDGER_LINES_TABLE} WHERE limit_id IS NULL`,
     [],
     (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
   );
+  // Only a file that uses an id on several lines can use one with different content.
+  const [ids] = await tx.query<{ reused: boolean }>(
+    `SELECT (SELECT count(*) FROM ${LEDGER_LINES_TABLE}) > (SELECT count(*) FROM import_ledger_first) AS reused`,
+  );
+  if (!ids?.reused) return;
   await collectLineErrors<{ line: string; id: string; first_line: string }>(
     tx,
     errors,
     maxErrors,
-    `SELECT e.line, e.id, f.line AS first_line
-       FROM import_ledger e JOIN import_ledger_first f ON f.id = e.id AND f.line <> e.line
-      WHERE (e.kind, e.limit_uid, e.amount) IS DISTINCT FROM (f.kind, f.limit_uid, f.amount)
+    `SELECT e.line, e.uid AS id, f.line AS first_line
+       FROM ${LEDGER_LINES_TABLE} e JOIN import_ledger_first f ON f.id = e.uid AND f.line <> e.line
+      WHERE (e.object, e.limit_uid, e.amount) IS DISTINCT FROM (f.kind, f.limit_uid, f.amount)
          OR (e.at IS NOT NULL AND f.at IS NOT NULL AND e.at <> f.at)`,
     [],
     (row) => `ledger id '${row.id}' is used on line ${row.first_line} with different content`,
@@ -92,6 +122,11 @@ export async function applyLedgerLines(
       WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0)`,
     [orgId],
   );
+  const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(
+    `SELECT (SELECT count(*) FROM import_ledger_first)::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
+  );
+  const applied = Number(counts?.fresh ?? 0);
+  const unchanged = Number(counts?.distinct_ids ?? 0) - applied;
   // The lines already recorded must hold the same content. Checked after the
   // limits are locked and the new lines set aside, so that an entry recorded
   // concurrently in between is checked too, and only on the lines not new
@@ -100,37 +135,39 @@ export async function applyLedgerLines(
   // compared as they are, the (org_id, id) index cannot serve the lookup and
   // every line scanned all of the organization's entries (quadratic re-imports:
   // 5,000 lines took 22 s, 0.98 s with the index).
-  await collectLineErrors<{ line: string; id: string; kind: string; amount: string; limit_uid: string; at: string }>(
-    tx,
-    errors,
-    maxErrors,
-    `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
-            to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
-       FROM (SELECT * FROM import_ledger_first f WHERE NOT EXISTS (SELECT 1 FROM import_ledger_new n WHERE n.line = f.line)) f
-       JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0) x ON true
-       JOIN credit_limits l ON l.id = x.limit_id
-      WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
-         OR (f.at IS NOT NULL AND x.at <> f.at)`,
-    [orgId],
-    (row) => `ledger entry '${row.id}' already exists with different content (${row.kind} of ${row.amount} on ${row.limit_uid} at ${row.at})`,
-  );
-  const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(
-    `SELECT (SELECT count(*) FROM import_ledger_first)::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
-  );
-  const applied = Number(counts?.fresh ?? 0);
-  const unchanged = Number(counts?.distinct_ids ?? 0) - applied;
+  if (unchanged > 0) {
+    await collectLineErrors<{ line: string; id: string; kind: string; amount: string; limit_uid: string; at: string }>(
+      tx,
+      errors,
+      maxErrors,
+      `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
+              to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
+         FROM (SELECT * FROM import_ledger_first f WHERE NOT EXISTS (SELECT 1 FROM import_ledger_new n WHERE n.line = f.line)) f
+         JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0) x ON true
+         JOIN credit_limits l ON l.id = x.limit_id
+        WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
+           OR (f.at IS NOT NULL AND x.at <> f.at)`,
+      [orgId],
+      (row) => `ledger entry '${row.id}' already exists with different content (${row.kind} of ${row.amount} on ${row.limit_uid} at ${row.at})`,
+    );
+  }
   if (applied === 0) return { applied, unchanged };
-  await tx.query('ANALYZE import_ledger_new');
 
-  // For a valid file, one statement: a running sum per limit that never
-  // leaves [0, capacity]. Only the limits where it does are walked line by
-  // line, so that each overdraw is judged without the refused lines before it.
+  // Per limit, what the new lines move in all and the lowest and highest
+  // their running sum reaches (file order): for a valid file, one pass finds
+  // that no limit leaves [0, capacity] and gives the UPDATE its amounts.
+  // Only the limits where the sum does leave it are walked line by line, so
+  // that each overdraw is judged without the refused lines before it.
+  await tx.query(
+    `CREATE TEMP TABLE import_limit_moves ON COMMIT DROP AS
+     SELECT limit_id, sum(delta) AS delta, min(reached) AS lowest, max(reached) AS highest
+       FROM (SELECT limit_id, delta, sum(delta) OVER (PARTITION BY limit_id ORDER BY line) AS reached FROM import_ledger_new) r
+      GROUP BY limit_id`,
+  );
   await tx.query(
     `CREATE TEMP TABLE import_overdrawn ON COMMIT DROP AS
-     SELECT DISTINCT r.limit_id
-       FROM (SELECT n.limit_id, l.capacity, l.outstanding + sum(n.delta) OVER (PARTITION BY n.limit_id ORDER BY n.line) AS after
-               FROM import_ledger_new n JOIN credit_limits l ON l.id = n.limit_id) r
-      WHERE r.after < 0 OR r.after > r.capacity`,
+     SELECT m.limit_id FROM import_limit_moves m JOIN credit_limits l ON l.id = m.limit_id
+      WHERE l.outstanding + m.lowest < 0 OR l.outstanding + m.highest > l.capacity`,
   );
   await reportOverdraws(tx, errors);
   if (errors.total > 0) return { applied: 0, unchanged };
@@ -142,9 +179,9 @@ export async function applyLedgerLines(
   );
   await tx.query(
     `UPDATE credit_limits l
-        SET outstanding = l.outstanding + d.delta, updated_at = greatest(l.updated_at, now())
-       FROM (SELECT limit_id, sum(delta) AS delta FROM import_ledger_new GROUP BY limit_id) d
-      WHERE l.id = d.limit_id`,
+        SET outstanding = l.outstanding + m.delta, updated_at = greatest(l.updated_at, now())
+       FROM import_limit_moves m
+      WHERE l.id = m.limit_id`,
   );
   return { applied, unchanged };
 }

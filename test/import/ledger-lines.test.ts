@@ -50,6 +50,26 @@ describeEachStore('import of ledger lines', (store, kind) => {
     ]);
   });
 
+  it('applies lines that name a limit only a later batch creates, beside lines whose limit is already stored', async () => {
+    const tenant = await createTenant(store());
+    await importLines(store(), tenant.org.uid, [{ ...LIMIT, uid: 'cl_stored', capacity: '100.00' }]);
+    const lines = [
+      { object: 'drawdown', id: 'late_1', limit: 'cl_late', amount: '30.00' }, // batch 1: cl_late comes in batch 3
+      { object: 'drawdown', id: 'stored_1', limit: 'cl_stored', amount: '10.00' },
+      { object: 'repayment', id: 'late_2', limit: 'cl_late', amount: '5.00' }, // batch 2
+      { object: 'drawdown', id: 'nowhere', limit: 'cl_nowhere', amount: '1.00' },
+      { ...LIMIT, uid: 'cl_late', capacity: '40.00' }, // batch 3
+    ];
+
+    const error = (await importLines(store(), tenant.org.uid, lines, { batchLines: 2 }).catch((e: unknown) => e)) as ImportError;
+    expect(error.errors).toEqual([{ line: 4, reason: "no credit limit 'cl_nowhere' in this organization or this file" }]);
+
+    const summary = await importLines(store(), tenant.org.uid, lines.filter((line) => !('id' in line && line.id === 'nowhere')), { batchLines: 2 });
+    expect(summary.ledger_entries).toEqual({ applied: 3, unchanged: 0 });
+    expect(await limitState(store(), tenant.org.id, 'cl_late')).toMatchObject({ outstanding: '25.00', ledger: '25.00', entries: '2' });
+    expect(await limitState(store(), tenant.org.id, 'cl_stored')).toMatchObject({ outstanding: '10.00', ledger: '10.00', entries: '1' });
+  });
+
   it('refuses a repayment before the drawdown it would repay, even when the lines of the batch add up', async () => {
     const tenant = await createTenant(store());
     await importLines(store(), tenant.org.uid, [{ ...LIMIT, uid: 'cl_r', capacity: '100.00' }]);
