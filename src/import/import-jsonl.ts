@@ -4,13 +4,14 @@ import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/apply-ledger-entry.js';
-import { applyLedgerLines, checkLedgerLines, keepLedgerLines, type LedgerCounts } from './merge-ledger.js';
+import { applyLedgerLines, checkLedgerLines, type LedgerCounts } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';
 import {
   CREATE_LEDGER_LINES_TABLE,
   CREATE_STAGING_TABLE,
   EMPTY_STAGING_TABLE,
+  KEEP_LEDGER_LINES,
   STAGING_COPY_TARGET,
   toCopyRow,
 } from './staging.js';
@@ -131,7 +132,7 @@ export async function importJsonl(
         merging = (async () => {
           await previous;
           await tx.copyFrom(STAGING_COPY_TARGET, batch.slices());
-          await mergeBatch(tx, org.id, records, batch.kinds, errors, maxErrors);
+          await mergeBatch(tx, records, batch.kinds, errors, maxErrors);
           batch.clear();
         })();
         merging.catch(() => {}); // observed by the next await of `merging`
@@ -232,17 +233,9 @@ class Batch {
 
 const LEDGER = 'ledger';
 
-async function mergeBatch(
-  tx: Transaction,
-  orgId: string,
-  records: RecordMerger,
-  kinds: Record<string, number>,
-  errors: LineErrorList,
-  maxErrors: number,
-): Promise<void> {
+async function mergeBatch(tx: Transaction, records: RecordMerger, kinds: Record<string, number>, errors: LineErrorList, maxErrors: number): Promise<void> {
+  if ((kinds[LEDGER] ?? 0) > 0) await tx.query(KEEP_LEDGER_LINES);
   await records.mergeBatch(kinds, errors, maxErrors);
-  // After the records, so that a line naming a limit this batch creates finds it.
-  if ((kinds[LEDGER] ?? 0) > 0) await keepLedgerLines(tx, orgId);
   await tx.query(EMPTY_STAGING_TABLE);
 }
 

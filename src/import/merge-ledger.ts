@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
-import { LEDGER_LINES_TABLE, STAGING_TABLE } from './staging.js';
+import { LEDGER_LINES_TABLE } from './staging.js';
 
 export interface LedgerCounts {
   /** New entries recorded. */
@@ -16,36 +16,8 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 // which PostgreSQL keeps as one index probe per line (see stageLatest in
 // merge-records.ts for why a join is not left to the planner).
 
-const LEDGER_OBJECTS = `object IN ('drawdown', 'repayment')`;
-
-/**
- * The credit limit a ledger line names, as (uid, id) pairs, each limit
- * looked up once (a file typically holds several lines per limit), for the
- * lines of `lines` that `which` selects.
- */
-function limitsNamedBy(lines: string, which: string): string {
-  return `SELECT u.limit_uid, l.id AS limit_id
-            FROM (SELECT DISTINCT limit_uid FROM ${lines} WHERE ${which}) u
-            JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`;
-}
-
-/**
- * Moves a batch's ledger lines aside (records are merged straight from the
- * batch), with the id of the limit each names when that limit is already
- * stored: on a file of ledger lines this lookup runs while the next batch
- * is parsed, instead of after the whole file. Lines naming a limit that a
- * later batch creates are resolved by checkLedgerLines.
- */
-export async function keepLedgerLines(tx: Queryable, orgId: string): Promise<void> {
-  await tx.query(
-    `INSERT INTO ${LEDGER_LINES_TABLE} (line, object, uid, limit_uid, amount, at, limit_id)
-     SELECT s.line, s.object, s.uid, s.limit_uid, s.amount, s.at, r.limit_id
-       FROM ${STAGING_TABLE} s
-       LEFT JOIN (${limitsNamedBy(STAGING_TABLE, LEDGER_OBJECTS)}) r ON r.limit_uid = s.limit_uid
-      WHERE s.${LEDGER_OBJECTS}`,
-    [orgId],
-  );
-}
+/** The credit limits the file's ledger lines name: each looked up once (a file typically holds several lines per limit). */
+const LIMITS_TABLE = 'import_ledger_limits';
 
 /**
  * Finds ledger lines that can never apply: an unknown limit, or an id used
@@ -53,15 +25,17 @@ export async function keepLedgerLines(tx: Queryable, orgId: string): Promise<voi
  */
 export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
   await tx.query(
-    `UPDATE ${LEDGER_LINES_TABLE} s SET limit_id = r.limit_id
-       FROM (${limitsNamedBy(LEDGER_LINES_TABLE, 'limit_id IS NULL')}) r
-      WHERE s.limit_id IS NULL AND s.limit_uid = r.limit_uid`,
+    `CREATE TEMP TABLE ${LIMITS_TABLE} ON COMMIT DROP AS
+     SELECT u.limit_uid, l.id AS limit_id
+       FROM (SELECT DISTINCT limit_uid FROM ${LEDGER_LINES_TABLE}) u
+       LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`,
     [orgId],
   );
   await tx.query(
     `CREATE TEMP TABLE import_ledger_first ON COMMIT DROP AS
-     SELECT DISTINCT ON (uid) line, uid AS id, object AS kind, amount, at, limit_uid, limit_id
-       FROM ${LEDGER_LINES_TABLE} ORDER BY uid, line`,
+     SELECT DISTINCT ON (s.uid) s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, m.limit_id
+       FROM ${LEDGER_LINES_TABLE} s JOIN ${LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
+      ORDER BY s.uid, s.line`,
   );
   await tx.query('ANALYZE import_ledger_first');
 
@@ -69,7 +43,7 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
     tx,
     errors,
     maxErrors,
-    `SELECT line, limit_uid FROM ${LEDGER_LINES_TABLE} WHERE limit_id IS NULL`,
+    `SELECT line, limit_uid FROM ${LEDGER_LINES_TABLE} WHERE limit_uid IN (SELECT limit_uid FROM ${LIMITS_TABLE} WHERE limit_id IS NULL)`,
     [],
     (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
   );
@@ -112,7 +86,7 @@ export async function applyLedgerLines(
   // commits, so after this lock the lookup below sees it, and the INSERT
   // cannot then collide with it.
   await tx.query(
-    `SELECT 1 FROM credit_limits WHERE id IN (SELECT DISTINCT limit_id FROM import_ledger_first) ORDER BY id FOR UPDATE`,
+    `SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM ${LIMITS_TABLE}) ORDER BY id FOR UPDATE`,
   );
   await tx.query(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS

@@ -10,10 +10,7 @@ import { RECORD_KINDS } from './record-kinds.js';
  */
 export const STAGING_TABLE = 'import_stage';
 
-/**
- * Ledger lines of every batch, kept until the records are all merged, with
- * the id of the credit limit each names once it is known (merge-ledger.ts).
- */
+/** Ledger lines of every batch, kept until the records are all merged. */
 export const LEDGER_LINES_TABLE = 'import_ledger_lines';
 
 const RECORD_COLUMNS = RECORD_KINDS.stagingColumns;
@@ -30,7 +27,11 @@ ${RECORD_COLUMNS.map((column) => `  ${column.name} ${column.sqlType},\n`).join('
 ) ON COMMIT DROP`;
 
 export const CREATE_LEDGER_LINES_TABLE = `CREATE TEMP TABLE ${LEDGER_LINES_TABLE} ON COMMIT DROP AS
-  SELECT line, object, uid, limit_uid, amount, at, NULL::bigint AS limit_id FROM ${STAGING_TABLE} WITH NO DATA`;
+  SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WITH NO DATA`;
+
+/** Moves a batch's ledger lines aside; records are merged straight from the batch. */
+export const KEEP_LEDGER_LINES = `INSERT INTO ${LEDGER_LINES_TABLE}
+  SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WHERE object IN ('drawdown', 'repayment')`;
 
 export const EMPTY_STAGING_TABLE = `TRUNCATE ${STAGING_TABLE}`;
 
