@@ -52,6 +52,8 @@ const STORED_REFUSALS = new Set(['insufficient_balance', 'repayment_exceeds_outs
 /** The claim's parameters follow the ledger's $1–$8 (ledgerEntryParams); org id and key id are shared. */
 const CLAIM_PARAMS = { orgId: 1, keyId: 7, idempotencyKey: 9, fingerprint: 10, ttlHours: 11 } as const;
 
+const DEADLOCK_DETECTED = '40P01';
+
 type WriteStatementRow = LedgerStatementRow & { readonly claimed: boolean } & Record<string, string | null>;
 
 /**
@@ -101,12 +103,25 @@ export function coalescedWrites(
  */
 export async function recordWrite(store: Store, limits: ResourceDefinition, request: WriteRequest, ttlHours: number): Promise<WriteAnswer> {
   const write = prepare(request, ttlHours);
-  return store.transaction(async (tx) => {
-    const answer = await writeIn(tx, limits, write);
-    if (answer === 'reused') throw keyReused();
-    if (!answer.replayed) storeIdempotentResponseAtCommit(tx, write.claim, answer.status, answer.body);
-    return answer;
-  }, SYNCHRONOUS_STANDBY);
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await store.transaction(async (tx) => {
+        const answer = await writeIn(tx, limits, write);
+        if (answer === 'reused') throw keyReused();
+        if (!answer.replayed) storeIdempotentResponseAtCommit(tx, write.claim, answer.status, answer.body);
+        return answer;
+      }, SYNCHRONOUS_STANDBY);
+    } catch (error) {
+      // Another process's batch held this limit and waited for this write's key (the same request sent to
+      // two processes at once): PostgreSQL rolled this one back, so run it again; the key then replays.
+      if (attempt === 0 && isDeadlock(error)) continue;
+      throw error;
+    }
+  }
+}
+
+function isDeadlock(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === DEADLOCK_DETECTED;
 }
 
 /**

@@ -10,10 +10,14 @@ import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
 const TTL_HOURS = 24;
 
-/** The store, counting its transactions; `failQuery(n)` makes the n-th statement of the next transaction throw. */
+/**
+ * The store, counting its transactions; `failQuery(n)` makes the n-th statement of the next transaction
+ * throw, `pauseQuery(n)` makes it wait until released.
+ */
 function instrumented(inner: () => Store) {
   let transactions = 0;
   let failAt: number | undefined;
+  let pause: { at: number; reached: () => void; released: Promise<void> } | undefined;
   const store = (): Store => {
     const base = inner();
     return {
@@ -26,7 +30,9 @@ function instrumented(inner: () => Store) {
       transaction: <T>(fn: (tx: Transaction) => Promise<T>, options?: Parameters<Store['transaction']>[1]) => {
         transactions += 1;
         const failing = failAt;
+        const paused = pause;
         failAt = undefined;
+        pause = undefined;
         let statements = 0;
         return base.transaction((tx) => {
           const counted: Transaction = {
@@ -34,6 +40,10 @@ function instrumented(inner: () => Store) {
             query: async (sql, params, queryOptions) => {
               statements += 1;
               if (statements === failing) throw new Error('forced failure of a statement');
+              if (statements === paused?.at) {
+                paused.reached();
+                await paused.released;
+              }
               return tx.query(sql, params, queryOptions);
             },
             queryAtCommit: (sql, params) => tx.queryAtCommit(sql, params),
@@ -48,6 +58,14 @@ function instrumented(inner: () => Store) {
     transactions: () => transactions,
     failQuery: (n: number) => {
       failAt = n;
+    },
+    pauseQuery: (n: number) => {
+      let reached = () => {};
+      let release = () => {};
+      const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      pause = { at: n, reached, released };
+      return { reached: reachedPromise, release };
     },
   };
 }
@@ -228,4 +246,38 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
     }
     expect(await ledgerState(store(), writer().org.id, http)).toEqual({ outstanding: '10.00', entries: 10 });
   });
+
+  // Two processes (two coalescers) on one database; PGlite has one connection and runs nothing concurrently.
+  it.runIf(kind === 'postgres')(
+    'answers a write that lost a deadlock to another process\'s batch (the same request sent to both) by running it again: its key replays',
+    async () => {
+      const uid = await newLimit('1000.00');
+      const processA = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+      const processB = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+      const leader = processA.run(request(uid, 'drawdown', '1.00', 'dl-0'));
+      const queued = [processA.run(request(uid, 'drawdown', '2.00', 'dl-1')), processA.run(request(uid, 'drawdown', '3.00', 'dl-k'))];
+      // A's batch stops before its second write (dl-k), holding the limit's row lock after dl-1.
+      const gate = counted.pauseQuery(2);
+      await gate.reached;
+      // B claims dl-k, then waits for the limit; A's batch, released, waits for dl-k: a deadlock.
+      const sameRequest = processB.run(request(uid, 'drawdown', '3.00', 'dl-k'));
+      for (let waited = 0; ; waited += 1) {
+        const [row] = await store().query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%idempotency_claimed%'`,
+        );
+        if (row?.n !== '0') break;
+        if (waited > 500) throw new Error('B never waited for the limit');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      gate.release();
+      const answers = await Promise.allSettled([leader, ...queued, sameRequest]);
+      expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+      const [, , k, again] = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : undefined));
+      expect(k?.status).toBe(201);
+      expect(again?.body).toBe(k?.body);
+      expect([k?.replayed, again?.replayed].sort()).toEqual([false, true]);
+      expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '6.00', entries: 3 });
+    },
+    30_000,
+  );
 });
