@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
-import { claimedEarlier, claimIdempotencyKeyCte, storeIdempotentResponseAtCommit } from '../ledger/idempotency-keys.js';
+import {
+  claimedEarlier,
+  claimIdempotencyKeyCte,
+  storeIdempotentResponseAtCommit,
+  storeIdempotentResponsesAtCommit,
+  type ClaimRequest,
+  type StoredResponse,
+} from '../ledger/idempotency-keys.js';
 import {
   LEDGER_OUTCOME_SELECT,
   ledgerEntryCtes,
@@ -19,6 +26,7 @@ import { selectList } from '../listing/sql.js';
 import type { Queryable, Store } from '../store/store.js';
 import { problemDocument } from './problem.js';
 import type { WriteBody } from './write-body.js';
+import { WriteCoalescer, type Settled } from './write-coalescer.js';
 
 export interface WriteRequest {
   readonly orgId: string;
@@ -44,7 +52,40 @@ const STORED_REFUSALS = new Set(['insufficient_balance', 'repayment_exceeds_outs
 /** The claim's parameters follow the ledger's $1–$8 (ledgerEntryParams); org id and key id are shared. */
 const CLAIM_PARAMS = { orgId: 1, keyId: 7, idempotencyKey: 9, fingerprint: 10, ttlHours: 11 } as const;
 
+const DEADLOCK_DETECTED = '40P01';
+
 type WriteStatementRow = LedgerStatementRow & { readonly claimed: boolean } & Record<string, string | null>;
+
+/**
+ * How many queued writes to one limit run in one transaction: enough to
+ * amortize a commit's WAL flush over a full queue of a pool's requests, few
+ * enough that the batch holds the limit's row lock for tens of milliseconds
+ * at most.
+ */
+export const MAX_WRITES_PER_TRANSACTION = 32;
+
+/**
+ * The service's writes: recordWrite for a write to an idle limit; writes to
+ * a limit with a transaction in flight wait for it, then run together
+ * through recordWrites (WriteCoalescer). Per organization and limit uid, so
+ * a drawdown and a repayment of one limit share a queue.
+ */
+export function coalescedWrites(
+  store: Store,
+  limits: ResourceDefinition,
+  ttlHours: number,
+  maxBatch = MAX_WRITES_PER_TRANSACTION,
+): WriteCoalescer<WriteRequest, WriteAnswer> {
+  return new WriteCoalescer(
+    {
+      laneOf: (request) => `${request.orgId}/${request.limitUid}`,
+      conflictKeyOf: (request) => request.idempotencyKey,
+      one: (request) => recordWrite(store, limits, request, ttlHours),
+      many: (requests) => recordWrites(store, limits, requests, ttlHours),
+    },
+    maxBatch,
+  );
+}
 
 /**
  * Records one HTTP drawdown or repayment exactly once per Idempotency-Key,
@@ -61,8 +102,71 @@ type WriteStatementRow = LedgerStatementRow & { readonly claimed: boolean } & Re
  * afresh.
  */
 export async function recordWrite(store: Store, limits: ResourceDefinition, request: WriteRequest, ttlHours: number): Promise<WriteAnswer> {
-  const ref = { orgId: request.orgId, idempotencyKey: request.idempotencyKey };
-  const claim = { ...ref, fingerprint: fingerprintOf(request), keyId: request.keyId, ttlHours };
+  const write = prepare(request, ttlHours);
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await store.transaction(async (tx) => {
+        const answer = await writeIn(tx, limits, write);
+        if (answer === 'reused') throw keyReused();
+        if (!answer.replayed) storeIdempotentResponseAtCommit(tx, write.claim, answer.status, answer.body);
+        return answer;
+      }, SYNCHRONOUS_STANDBY);
+    } catch (error) {
+      // Another process's batch held this limit and waited for this write's key (the same request sent to
+      // two processes at once): PostgreSQL rolled this one back, so run it again; the key then replays.
+      if (attempt === 0 && isDeadlock(error)) continue;
+      throw error;
+    }
+  }
+}
+
+function isDeadlock(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === DEADLOCK_DETECTED;
+}
+
+/**
+ * Several writes in ONE transaction: each as recordWrite runs it, one after
+ * another in the order given (each sees the limit as the ones before left it),
+ * then every stored response in one UPDATE sent with the COMMIT, so one WAL
+ * flush commits them all. Answers as recordWrite would have given them one by
+ * one, 422 idempotency_key_reused included (a key found, nothing written).
+ * Anything else thrown rolls the whole transaction back and throws: the caller
+ * runs each request on its own then. No two requests may share a key (the
+ * second would wait for the first's row lock, in this same transaction).
+ */
+export async function recordWrites(
+  store: Store,
+  limits: ResourceDefinition,
+  requests: readonly WriteRequest[],
+  ttlHours: number,
+): Promise<Settled<WriteAnswer>[]> {
+  const writes = requests.map((request) => prepare(request, ttlHours));
+  return store.transaction(async (tx) => {
+    const settled: Settled<WriteAnswer>[] = [];
+    const stored: StoredResponse[] = [];
+    for (const write of writes) {
+      const answer = await writeIn(tx, limits, write);
+      if (answer === 'reused') {
+        settled.push({ ok: false, error: keyReused() });
+        continue;
+      }
+      if (!answer.replayed) stored.push({ ...write.claim, status: answer.status, body: answer.body });
+      settled.push({ ok: true, value: answer });
+    }
+    storeIdempotentResponsesAtCommit(tx, stored);
+    return settled;
+  }, SYNCHRONOUS_STANDBY);
+}
+
+interface PreparedWrite {
+  readonly request: WriteRequest;
+  readonly claim: ClaimRequest;
+  readonly entry: LedgerEntryInput;
+  readonly params: unknown[];
+}
+
+function prepare(request: WriteRequest, ttlHours: number): PreparedWrite {
+  const claim = { orgId: request.orgId, idempotencyKey: request.idempotencyKey, fingerprint: fingerprintOf(request), keyId: request.keyId, ttlHours };
   const entry = {
     kind: request.kind,
     id: newLedgerId(request.kind),
@@ -73,25 +177,31 @@ export async function recordWrite(store: Store, limits: ResourceDefinition, requ
     reference: request.body.reference,
   };
   const params = [...ledgerEntryParams(request.orgId, entry), claim.idempotencyKey, claim.fingerprint, claim.ttlHours];
-  return store.transaction(async (tx) => {
-    // A prune may delete the row between the claim and the read of it: then claim again.
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      const [row] = await tx.query<WriteStatementRow>(writeStatement(limits, request.kind), params, { prepare: true });
-      if (!row?.claimed) {
-        const earlier = await claimedEarlier(tx, claim);
-        if (!earlier) continue;
-        if (earlier.kind === 'replay') return { status: earlier.status, body: earlier.body, replayed: true };
-        throw new ApiError(
-          'idempotency_key_reused',
-          'this Idempotency-Key was already used for a different request (another limit, kind, amount, at or reference); use a new key for a new write',
-        );
-      }
-      const answer = await answerOf(tx, limits, request, entry, row);
-      storeIdempotentResponseAtCommit(tx, ref, answer.status, answer.body);
-      return { ...answer, replayed: false };
+  return { request, claim, entry, params };
+}
+
+/** One write inside a transaction: its answer (to store unless replayed), or 'reused' (the key holds another request). */
+async function writeIn(tx: Queryable, limits: ResourceDefinition, write: PreparedWrite): Promise<WriteAnswer | 'reused'> {
+  // A prune may delete the row between the claim and the read of it: then claim again.
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const [row] = await tx.query<WriteStatementRow>(writeStatement(limits, write.request.kind), write.params, { prepare: true });
+    if (!row?.claimed) {
+      const earlier = await claimedEarlier(tx, write.claim);
+      if (!earlier) continue;
+      if (earlier.kind === 'replay') return { status: earlier.status, body: earlier.body, replayed: true };
+      return 'reused';
     }
-    throw new Error('could not claim an idempotency key: it kept disappearing');
-  }, SYNCHRONOUS_STANDBY);
+    const answer = await answerOf(tx, limits, write.request, write.entry, row);
+    return { ...answer, replayed: false };
+  }
+  throw new Error('could not claim an idempotency key: it kept disappearing');
+}
+
+function keyReused(): ApiError {
+  return new ApiError(
+    'idempotency_key_reused',
+    'this Idempotency-Key was already used for a different request (another limit, kind, amount, at or reference); use a new key for a new write',
+  );
 }
 
 /** The 201 with the entry and the limit after it, or the stored 409 refusal. */

@@ -9,7 +9,7 @@ import type { Store } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import { authenticateWithLimits } from './rate-limits.js';
-import { recordWrite } from './record-write.js';
+import { coalescedWrites } from './record-write.js';
 import { closeIfBodyPending } from './unread-body.js';
 import { MAX_WRITE_BODY_BYTES, parseWriteBody } from './write-body.js';
 
@@ -40,10 +40,12 @@ export function writePathOf(limits: ResourceDefinition, kind: LedgerKind): strin
  * docs/api.md "Writes"). Checked in this order: credentials (401), scope
  * (403), the key's write budget (429), then the body's size, media type and
  * syntax (413, 415, 400), the Idempotency-Key (400), the body's members
- * (422), the node's role (503); then recordWrite.
+ * (422), the node's role (503); then recordWrite, through the
+ * limit's queue while another write to it is in flight (coalescedWrites).
  */
 export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOptions): Promise<void> {
   const { store, role, limits, authCache, idempotencyTtlHours } = options;
+  const writes = coalescedWrites(store, limits, idempotencyTtlHours);
 
   // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
   app.removeAllContentTypeParsers();
@@ -69,7 +71,7 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
       const uid = request.params.uid;
       if (uid.includes('\u0000')) throw new ApiError('not_found', `no ${limits.name} with uid '${uid.slice(0, 80)}'`);
       await refuseOnStandby(role);
-      const answer = await recordWrite(store, limits, { orgId: auth.orgId, keyId: auth.keyId, kind, limitUid: uid, body, idempotencyKey, requestId: request.id }, idempotencyTtlHours);
+      const answer = await writes.run({ orgId: auth.orgId, keyId: auth.keyId, kind, limitUid: uid, body, idempotencyKey, requestId: request.id });
       return send(reply, answer.status, answer.body, answer.replayed);
     });
   }

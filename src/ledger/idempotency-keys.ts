@@ -87,6 +87,29 @@ export function storeIdempotentResponseAtCommit(tx: Transaction, ref: Idempotenc
   tx.queryAtCommit(STORE_RESPONSE, [ref.orgId, ref.idempotencyKey, status, body]);
 }
 
+export interface StoredResponse extends IdempotencyKeyRef {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * storeIdempotentResponseAtCommit for several keys claimed in one
+ * transaction: one UPDATE of all their rows, sent with the COMMIT. Its text
+ * depends only on how many (the values are parameters).
+ */
+export function storeIdempotentResponsesAtCommit(tx: Transaction, responses: readonly StoredResponse[]): void {
+  const [only] = responses;
+  if (responses.length === 1 && only) return storeIdempotentResponseAtCommit(tx, only, only.status, only.body);
+  if (responses.length === 0) return;
+  const rows = responses.map((_, i) => `($${4 * i + 1}::bigint, $${4 * i + 2}::text, $${4 * i + 3}::smallint, $${4 * i + 4}::text)`);
+  tx.queryAtCommit(
+    `UPDATE idempotency_keys k SET response_status = v.status, response_body = v.body
+       FROM (VALUES ${rows.join(', ')}) AS v (org_id, idempotency_key, status, body)
+      WHERE k.org_id = v.org_id AND k.idempotency_key = v.idempotency_key`,
+    responses.flatMap((response) => [response.orgId, response.idempotencyKey, response.status, response.body]),
+  );
+}
+
 /** Deletes every expired stored response (all organizations); resolves to how many. */
 export async function pruneIdempotencyKeys(db: Queryable): Promise<number> {
   const [row] = await db.query<{ deleted: string }>(

@@ -1,0 +1,109 @@
+/** A request's answer, or what it throws. */
+export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/** What the coalescer runs: requests one at a time, or several in one transaction. */
+export interface CoalescedWork<R, T> {
+  /** Requests of one lane (e.g. one credit limit) never run concurrently in this process. */
+  laneOf(request: R): string;
+  /** Requests with the same conflict key (e.g. Idempotency-Key) never share a batch. */
+  conflictKeyOf(request: R): string;
+  one(request: R): Promise<T>;
+  /** Throws (having changed nothing) when any request failed in a way only running it alone answers. */
+  many(requests: readonly R[]): Promise<Settled<T>[]>;
+}
+
+interface Waiting<R, T> {
+  readonly request: R;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Coalesces concurrent writes to one lane. A request that finds its lane idle
+ * runs at once, alone, exactly as without the coalescer (no timer, no extra
+ * round trip). Requests arriving while their lane's transaction is in flight
+ * queue; when it ends, the queue's head (up to `maxBatch` requests, and never
+ * two with the same conflict key) runs as one batch, in arrival order, and so
+ * on until the queue is empty and the lane is forgotten. A batch that throws
+ * is run again request by request, so one failing request never fails or
+ * changes the others. Requests are never dropped: one whose client has gone
+ * still runs in its turn, as it would have without queueing.
+ */
+export class WriteCoalescer<R, T> {
+  /** A lane is here while a transaction of it is in flight; its array holds the requests waiting behind it. */
+  private readonly lanes = new Map<string, Waiting<R, T>[]>();
+
+  constructor(
+    private readonly work: CoalescedWork<R, T>,
+    private readonly maxBatch: number,
+  ) {
+    if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`maxBatch must be a positive integer, got ${maxBatch}`);
+  }
+
+  /** Lanes with a transaction in flight (none once every write has been answered). */
+  get busyLanes(): number {
+    return this.lanes.size;
+  }
+
+  run(request: R): Promise<T> {
+    const lane = this.work.laneOf(request);
+    const queue = this.lanes.get(lane);
+    if (queue) return new Promise<T>((resolve, reject) => queue.push({ request, resolve, reject }));
+    const waiting: Waiting<R, T>[] = [];
+    this.lanes.set(lane, waiting);
+    const running = this.work.one(request);
+    const drain = () => this.drain(lane, waiting);
+    void running.then(drain, drain);
+    return running;
+  }
+
+  private async drain(lane: string, queue: Waiting<R, T>[]): Promise<void> {
+    try {
+      while (queue.length > 0) await this.runBatch(queue.splice(0, this.batchLength(queue)));
+    } finally {
+      this.lanes.delete(lane);
+      // Only if runBatch itself broke (it settles every request it takes): fail the rest rather than leave them waiting.
+      for (const waiting of queue.splice(0)) waiting.reject(new Error('write coalescer: the lane broke'));
+    }
+  }
+
+  /** How many of the queue's head form the next batch: in arrival order, up to the first repeated conflict key. */
+  private batchLength(queue: readonly Waiting<R, T>[]): number {
+    const keys = new Set<string>();
+    let length = 0;
+    for (const waiting of queue) {
+      if (length === this.maxBatch) break;
+      const key = this.work.conflictKeyOf(waiting.request);
+      if (keys.has(key)) break;
+      keys.add(key);
+      length += 1;
+    }
+    return length;
+  }
+
+  private async runBatch(batch: readonly Waiting<R, T>[]): Promise<void> {
+    const [only] = batch;
+    if (batch.length === 1 && only) return this.runAlone(only);
+    let settled: Settled<T>[];
+    try {
+      settled = await this.work.many(batch.map((waiting) => waiting.request));
+    } catch {
+      for (const waiting of batch) await this.runAlone(waiting);
+      return;
+    }
+    batch.forEach((waiting, i) => {
+      const outcome = settled[i];
+      if (!outcome) waiting.reject(new Error('write coalescer: the batch answered fewer requests than it ran'));
+      else if (outcome.ok) waiting.resolve(outcome.value);
+      else waiting.reject(outcome.error);
+    });
+  }
+
+  private async runAlone(waiting: Waiting<R, T>): Promise<void> {
+    try {
+      waiting.resolve(await this.work.one(waiting.request));
+    } catch (error) {
+      waiting.reject(error);
+    }
+  }
+}
