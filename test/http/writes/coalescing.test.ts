@@ -248,36 +248,37 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
   });
 
   // Two processes (two coalescers) on one database; PGlite has one connection and runs nothing concurrently.
-  it.runIf(kind === 'postgres')(
-    'answers a write that lost a deadlock to another process\'s batch (the same request sent to both) by running it again: its key replays',
-    async () => {
-      const uid = await newLimit('1000.00');
-      const processA = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
-      const processB = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
-      const leader = processA.run(request(uid, 'drawdown', '1.00', 'dl-0'));
-      const queued = [processA.run(request(uid, 'drawdown', '2.00', 'dl-1')), processA.run(request(uid, 'drawdown', '3.00', 'dl-k'))];
-      // A's batch stops before its second write (dl-k), holding the limit's row lock after dl-1.
-      const gate = counted.pauseQuery(2);
-      await gate.reached;
-      // B claims dl-k, then waits for the limit; A's batch, released, waits for dl-k: a deadlock.
-      const sameRequest = processB.run(request(uid, 'drawdown', '3.00', 'dl-k'));
-      for (let waited = 0; ; waited += 1) {
-        const [row] = await store().query<{ n: string }>(
-          `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%idempotency_claimed%'`,
-        );
-        if (row?.n !== '0') break;
-        if (waited > 500) throw new Error('B never waited for the limit');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      gate.release();
-      const answers = await Promise.allSettled([leader, ...queued, sameRequest]);
-      expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
-      const [, , k, again] = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : undefined));
-      expect(k?.status).toBe(201);
-      expect(again?.body).toBe(k?.body);
-      expect([k?.replayed, again?.replayed].sort()).toEqual([false, true]);
-      expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '6.00', entries: 3 });
-    },
-    30_000,
-  );
+  if (kind === 'postgres') {
+    it(
+      'answers a write that lost a deadlock to another process\'s batch (the same request sent to both) by running it again: its key replays',
+      async () => {
+        const uid = await newLimit('1000.00');
+        const processA = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+        const processB = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+        const leader = processA.run(request(uid, 'drawdown', '1.00', 'dl-0'));
+        const queued = [processA.run(request(uid, 'drawdown', '2.00', 'dl-1')), processA.run(request(uid, 'drawdown', '3.00', 'dl-k'))];
+        // A's batch stops before its second write (dl-k), holding the limit's row lock after dl-1.
+        const gate = counted.pauseQuery(2);
+        await gate.reached;
+        // B claims dl-k, then waits for the limit; A's batch, released, waits for dl-k: a deadlock.
+        const sameRequest = processB.run(request(uid, 'drawdown', '3.00', 'dl-k'));
+        for (let waited = 0; ; waited += 1) {
+          const [row] = await store().query<{ n: string }>(
+            `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%idempotency_claimed%'`,
+          );
+          if (row?.n !== '0') break;
+          if (waited > 500) throw new Error('B never waited for the limit');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        gate.release();
+        const answers = await Promise.allSettled([leader, ...queued, sameRequest]);
+        expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+        const [, , k, again] = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : undefined));
+        expect(k?.status).toBe(201);
+        expect(again?.body).toBe(k?.body);
+        expect([k?.replayed, again?.replayed].sort()).toEqual([false, true]);
+        expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '6.00', entries: 3 });
+      },
+    );
+  }
 });
