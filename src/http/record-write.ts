@@ -23,7 +23,7 @@ import { LedgerError } from '../ledger/ledger-error.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { serializeRecord } from '../listing/serialize.js';
 import { selectList } from '../listing/sql.js';
-import type { Queryable, Store } from '../store/store.js';
+import { StoreUnavailableError, type Queryable, type Store } from '../store/store.js';
 import { problemDocument } from './problem.js';
 import type { WriteBody } from './write-body.js';
 import { WriteCoalescer, type Settled } from './write-coalescer.js';
@@ -82,6 +82,9 @@ export function coalescedWrites(
       conflictKeyOf: (request) => request.idempotencyKey,
       one: (request) => recordWrite(store, limits, request, ttlHours),
       many: (requests) => recordWrites(store, limits, requests, ttlHours),
+      // A 503 for the whole batch: with the database frozen, the fallback would
+      // run up to maxBatch writes one after another, each waiting out its timeout.
+      failsEveryRequest: (error) => error instanceof StoreUnavailableError,
     },
     maxBatch,
   );

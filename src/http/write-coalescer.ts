@@ -10,10 +10,24 @@ export interface CoalescedWork<R, T> {
   one(request: R): Promise<T>;
   /** Throws (having changed nothing) when any request failed in a way only running it alone answers. */
   many(requests: readonly R[]): Promise<Settled<T>[]>;
+  /**
+   * Whether what a batch threw is every one of its requests' answer as it
+   * is, rather than one request's fault (the database cannot be reached:
+   * running each alone would only wait that long again, one after another).
+   */
+  failsEveryRequest(error: unknown): boolean;
 }
+
+import { AsyncResource } from 'node:async_hooks';
 
 interface Waiting<R, T> {
   readonly request: R;
+  /**
+   * The request's own async context (its database budget, its logger): a
+   * queued request runs when another request's transaction ends, and must
+   * not run inside that request's context, whose budget is spent.
+   */
+  readonly context: AsyncResource;
   resolve(value: T): void;
   reject(error: unknown): void;
 }
@@ -26,7 +40,8 @@ interface Waiting<R, T> {
  * two with the same conflict key) runs as one batch, in arrival order, and so
  * on until the queue is empty and the lane is forgotten. A batch that throws
  * is run again request by request, so one failing request never fails or
- * changes the others. Requests are never dropped: one whose client has gone
+ * changes the others — unless what it threw answers them all (the database
+ * is unreachable), which they then all get at once. Requests are never dropped: one whose client has gone
  * still runs in its turn, as it would have without queueing.
  */
 export class WriteCoalescer<R, T> {
@@ -48,7 +63,10 @@ export class WriteCoalescer<R, T> {
   run(request: R): Promise<T> {
     const lane = this.work.laneOf(request);
     const queue = this.lanes.get(lane);
-    if (queue) return new Promise<T>((resolve, reject) => queue.push({ request, resolve, reject }));
+    if (queue) {
+      const context = new AsyncResource('WriteCoalescer');
+      return new Promise<T>((resolve, reject) => queue.push({ request, context, resolve, reject }));
+    }
     const waiting: Waiting<R, T>[] = [];
     this.lanes.set(lane, waiting);
     const running = this.work.one(request);
@@ -86,8 +104,14 @@ export class WriteCoalescer<R, T> {
     if (batch.length === 1 && only) return this.runAlone(only);
     let settled: Settled<T>[];
     try {
-      settled = await this.work.many(batch.map((waiting) => waiting.request));
-    } catch {
+      // In its first request's context: a batch's database budget is that request's.
+      const requests = batch.map((waiting) => waiting.request);
+      settled = await batch[0]!.context.runInAsyncScope(() => this.work.many(requests));
+    } catch (error) {
+      if (this.work.failsEveryRequest(error)) {
+        for (const waiting of batch) waiting.reject(error);
+        return;
+      }
       for (const waiting of batch) await this.runAlone(waiting);
       return;
     }
@@ -101,7 +125,7 @@ export class WriteCoalescer<R, T> {
 
   private async runAlone(waiting: Waiting<R, T>): Promise<void> {
     try {
-      waiting.resolve(await this.work.one(waiting.request));
+      waiting.resolve(await waiting.context.runInAsyncScope(() => this.work.one(waiting.request)));
     } catch (error) {
       waiting.reject(error);
     }

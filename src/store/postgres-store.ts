@@ -125,17 +125,55 @@ export class PostgresStore implements Store {
     });
   }
 
+  /**
+   * In a request with a database budget (an HTTP write), waiting for a
+   * connection and the whole transaction must fit in what is left of it, as
+   * a read's queries must: past it the connection is closed (it may be stuck
+   * on a frozen server), the transaction never commits, and the request gets
+   * 503. A COMMIT already sent may still have committed: the caller's
+   * Idempotency-Key tells on retry.
+   */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    const client = await this.pool.connect().catch((error: unknown) => {
-      throw classifyError(error);
-    });
+    const budgetMs = remainingDatabaseBudget();
+    const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs ?? 0)));
+    if (budgetMs !== undefined && budgetMs <= 0) throw exceeded();
+    let timedOut = false;
+    let client: pg.PoolClient | undefined;
+    const timer =
+      budgetMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            // With a query in flight, end() destroys the socket at once and fails the query.
+            void client?.end().catch(() => {});
+          }, budgetMs);
+    try {
+      client = await this.pool.connect().catch((error: unknown) => {
+        throw classifyError(error);
+      });
+      if (timedOut) {
+        client.release();
+        throw exceeded();
+      }
+      return await this.transactionOn(client, fn, options, () => (timedOut ? exceeded() : undefined));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async transactionOn<T>(
+    client: pg.PoolClient,
+    fn: (tx: Transaction) => Promise<T>,
+    options: TransactionOptions,
+    budgetSpent: () => StoreUnavailableError | undefined,
+  ): Promise<T> {
     let broken = false;
     const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
         return await client.query({ text: sql, values: params as unknown[], ...(name ? { name } : {}) });
       } catch (error) {
-        throw classifyError(error);
+        throw budgetSpent() ?? classifyError(error);
       }
     };
     let atCommit: string | undefined;
@@ -166,8 +204,8 @@ export class PostgresStore implements Store {
       await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
       broken = error instanceof StoreUnavailableError;
+      if (!budgetSpent()) await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
       // A connection that failed mid-transaction is discarded, not reused.

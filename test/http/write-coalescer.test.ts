@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { WriteCoalescer, type Settled } from '../../src/http/write-coalescer.js';
 
@@ -6,7 +7,11 @@ interface Req {
   readonly key: string;
   /** Thrown when run: alone it rejects the request, in a batch it fails the batch. */
   readonly fails?: boolean;
+  /** Thrown when run, as an error that answers every request of a batch (the database is unreachable). */
+  readonly unreachable?: boolean;
 }
+
+class Unreachable extends Error {}
 
 /** A fake store: records every call; each call's promise is settled by the test (release). */
 function fakeWork(maxBatch: number) {
@@ -31,14 +36,17 @@ function fakeWork(maxBatch: number) {
       conflictKeyOf: (r) => r.key,
       one: (r) =>
         call('one', [r], () => {
+          if (r.unreachable) throw new Unreachable(`unreachable ${r.key}`);
           if (r.fails) throw new Error(`failed ${r.key}`);
           return `alone ${r.key}`;
         }),
       many: (rs) =>
         call('many', rs, (): Settled<string>[] => {
+          if (rs.some((r) => r.unreachable)) throw new Unreachable('unreachable batch');
           if (rs.some((r) => r.fails)) throw new Error('batch failed');
           return rs.map((r) => (r.key.startsWith('reused') ? { ok: false, error: new Error(`422 ${r.key}`) } : { ok: true, value: `batched ${r.key}` }));
         }),
+      failsEveryRequest: (error) => error instanceof Unreachable,
     },
     maxBatch,
   );
@@ -135,6 +143,21 @@ describe('WriteCoalescer', () => {
     expect(coalescer.busyLanes).toBe(0);
   });
 
+  it('answers every write of a batch with what it threw when that answers them all, without running any again', async () => {
+    const { coalescer, calls, releaseNext, tick } = fakeWork(32);
+    const first = settle(coalescer.run({ lane: 'a', key: 'k0' }));
+    const batched = [{ key: 'k1' }, { key: 'k2', unreachable: true }, { key: 'k3' }].map((r) => settle(coalescer.run({ lane: 'a', ...r })));
+    await releaseNext(); // k0 alone
+    await releaseNext(); // the batch k1..k3: the database is unreachable
+    await tick();
+    expect(calls.map((c) => [c.kind, c.keys])).toEqual([
+      ['one', ['k0']],
+      ['many', ['k1', 'k2', 'k3']],
+    ]);
+    expect(await Promise.all([first, ...batched])).toEqual(['ok: alone k0', 'error: unreachable batch', 'error: unreachable batch', 'error: unreachable batch']);
+    expect(coalescer.busyLanes).toBe(0);
+  });
+
   it('keeps no lane after a lone write that fails, and the next write to it runs at once', async () => {
     const { coalescer, calls, releaseNext } = fakeWork(32);
     const failed = settle(coalescer.run({ lane: 'a', key: 'k0', fails: true }));
@@ -145,6 +168,36 @@ describe('WriteCoalescer', () => {
     expect(calls.at(-1)).toMatchObject({ kind: 'one', keys: ['k1'] });
     await releaseNext();
     expect(await next).toBe('ok: alone k1');
+  });
+
+  it('runs a batch in the async context of its first request and a write run alone in its own, never in the context of the write before', async () => {
+    const requestContext = new AsyncLocalStorage<string>();
+    const seen: string[] = [];
+    const gates: (() => void)[] = [];
+    const gated = <V>(label: string, value: V) =>
+      new Promise<V>((resolve) => {
+        seen.push(`${label} in ${requestContext.getStore() ?? 'no request'}`);
+        gates.push(() => resolve(value));
+      });
+    const coalescer = new WriteCoalescer<Req, string>(
+      {
+        laneOf: (r) => r.lane,
+        conflictKeyOf: (r) => r.key,
+        one: (r) => gated(`one ${r.key}`, r.key),
+        many: (rs) => gated(`many ${rs.map((r) => r.key).join(',')}`, rs.map((r) => ({ ok: true as const, value: r.key }))),
+        failsEveryRequest: () => false,
+      },
+      32,
+    );
+    const run = (key: string) => requestContext.run(`request ${key}`, () => coalescer.run({ lane: 'a', key }));
+    const answers = [run('k0'), run('k1'), run('k2'), run('k3')];
+    const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+    gates.shift()?.(); // k0 alone
+    await tick();
+    gates.shift()?.(); // the batch k1..k3
+    await tick();
+    expect(await Promise.all(answers)).toEqual(['k0', 'k1', 'k2', 'k3']);
+    expect(seen).toEqual(['one k0 in request k0', 'many k1,k2,k3 in request k1']);
   });
 
   it('refuses a maxBatch that is not a positive integer', () => {

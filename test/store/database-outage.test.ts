@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
-import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { createTempPostgres, postgresBinDir, type TempPostgres } from '../helpers/temp-postgres.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 
@@ -129,23 +129,46 @@ describe('when the database accepts connections but never answers', () => {
 describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
   const BUDGET_MS = 1000;
 
-  it('answers 503 once the request’s database budget is spent, drops the stuck connections, and serves again after SIGCONT', async () => {
+  it('answers 503 once the request’s database budget is spent, reads and writes alike, drops the stuck connections, and serves again after SIGCONT', async () => {
     const pg = await createTempPostgres(binDir ?? '');
     // Production timeouts: without the budget a frozen database holds a request for the 15 s statement timeout.
     const store = new PostgresStore(pg.url, { poolSize: 2, connectionTimeoutMs: 800, queryTimeoutMs: 15_000 });
     let frozen = false;
     try {
       await migrate(store);
-      const tenant = await createTenant(store);
+      const tenant = await createTenant(store, 'Test Lender', 'write');
       await insertPaymentMethods(store, tenant.org.id, [paymentMethod()]);
-      const app = await buildApp({ store, databaseRequestBudgetMs: BUDGET_MS });
+      await insertCreditLimits(store, tenant.org.id, [creditLimit({ uid: 'cl_frozen', capacity: '1000.00' })]);
+      // Credentials cached, as serve runs: a write then reaches its transaction without asking the frozen server first.
+      const app = await buildApp({ store, databaseRequestBudgetMs: BUDGET_MS, authCache: { ttlMs: 60_000 } });
       const list = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }), 8000);
+      // Writes run in a transaction of their own: the budget must bound it too.
+      const draw = (key: string) =>
+        answered(
+          app.inject({
+            method: 'POST',
+            url: '/api/limits/cl_frozen/drawdowns/',
+            headers: { authorization: tenant.authorization, 'content-type': 'application/json', 'idempotency-key': key },
+            payload: { amount: '1.00' },
+          }),
+          8000,
+        );
       expect((await list()).statusCode).toBe(200);
+      expect((await draw('before')).statusCode).toBe(201);
       expect(store.pool.idleCount).toBeGreaterThan(0);
 
       await pg.signal('SIGSTOP');
       frozen = true;
       const timings: number[] = [];
+      // First, on the connections the pool holds open to the frozen server: two writes at once to one limit
+      // (the second queues behind the first, then spends a budget of its own). Only the budget ends their wait.
+      const writesStarted = performance.now();
+      const writes = await Promise.all([draw('frozen-1'), draw('frozen-2')]);
+      const writesMs = Math.round(performance.now() - writesStarted);
+      for (const response of writes) {
+        expect(response.statusCode).toBe(503);
+        expect(response.json()).toMatchObject({ code: 'service_unavailable' });
+      }
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
         const response = await list();
@@ -154,9 +177,11 @@ describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
         expect(response.headers['retry-after']).toBe('1');
         expect(response.json()).toMatchObject({ code: 'service_unavailable' });
       }
-      console.log(`frozen PostgreSQL: 503 after ${timings.join(', ')} ms (budget ${BUDGET_MS} ms)`);
+      console.log(`frozen PostgreSQL: two writes 503 after ${writesMs} ms, reads 503 after ${timings.join(', ')} ms (budget ${BUDGET_MS} ms)`);
       // The budget, not the 15 s statement timeout, ends the wait (generous slack for a busy machine).
       for (const ms of timings) expect(ms).toBeLessThan(BUDGET_MS + 3000);
+      // The queued write waits for the first one's budget, then spends its own: two budgets, not the statement timeout.
+      expect(writesMs).toBeLessThan(2 * BUDGET_MS + 3000);
       // A connection that was stuck is closed, not handed to the next request.
       expect(store.pool.idleCount).toBe(0);
 
@@ -164,6 +189,10 @@ describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
       frozen = false;
       const recovered = await list();
       expect(recovered.statusCode).toBe(200);
+      // Nothing of the refused writes was recorded; a retry with the same key records it once.
+      expect((await draw('frozen-1')).statusCode).toBe(201);
+      const [entries] = await store.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_entries WHERE org_id = $1`, [tenant.org.id]);
+      expect(entries?.n).toBe('2');
       await app.close();
     } finally {
       if (frozen) await pg.signal('SIGCONT');
