@@ -69,7 +69,8 @@ export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''
  * One PostgreSQL schema per test file: the suites of a file share it (each
  * test makes its own tenants), opened by the first suite and dropped after
  * the last one. Vitest collects every suite of a file before running any,
- * so the count of users is complete before the first one closes.
+ * so the count of users is complete before the first one closes; files run
+ * one after another in a worker, so the count is back at 0 between them.
  */
 const sharedPostgres = { users: 0, store: undefined as Promise<Store> | undefined };
 
@@ -80,7 +81,11 @@ function openVariant(variant: TestStoreVariant): { open(): Promise<Store>; close
     open: () => (sharedPostgres.store ??= variant.open()),
     close: async () => {
       sharedPostgres.users -= 1;
-      if (sharedPostgres.users === 0) await (await sharedPostgres.store)?.close();
+      if (sharedPostgres.users > 0) return;
+      // The test files of a worker share this module (isolate: false): the next file opens a schema of its own.
+      const store = sharedPostgres.store;
+      sharedPostgres.store = undefined;
+      await (await store)?.close();
     },
   };
 }
