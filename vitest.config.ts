@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowFilesFirst } from './test/helpers/slow-files-first.js';
 
 export default defineConfig({
   test: {
@@ -12,6 +13,7 @@ export default defineConfig({
     hookTimeout: 300_000,
     // PGlite runs WebAssembly on the main thread; two cores, so keep the pool small.
     maxWorkers: 2,
+    sequence: { sequencer: SlowFilesFirst },
     // V8's background re-optimization of PGlite's WebAssembly costs more CPU than the tests' queries gain
     // from it (about a quarter of a PGlite-heavy file's CPU when each file had a fresh worker). Behaviour
     // is the same; spawned servers keep the default.
