@@ -4,7 +4,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store, StoreKind } from '../../src/store/store.js';
-import { pgliteTemplate } from './pglite-template.js';
+import { pgliteTemplate, TEST_SHARED_BUFFERS } from './pglite-template.js';
 
 export interface TestStoreVariant {
   readonly kind: StoreKind;
@@ -26,8 +26,7 @@ export function testStoreVariants(): TestStoreVariant[] {
 
 /** A fresh in-memory PGlite with the schema migrated, copied from the shared template. */
 export async function openPgliteTestStore(): Promise<Store> {
-  // A test store holds little: 16MB of shared buffers (default 128MB) starts it about twice as fast.
-  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate(), { shared_buffers: '16MB' });
+  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate(), { shared_buffers: TEST_SHARED_BUFFERS });
   await migrate(store); // applies nothing unless the template is older than the migrations
   return store;
 }
