@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowFilesFirst } from './test/helpers/slow-files-first.js';
 
 export default defineConfig({
   test: {
@@ -12,10 +13,15 @@ export default defineConfig({
     hookTimeout: 300_000,
     // PGlite runs WebAssembly on the main thread; two cores, so keep the pool small.
     maxWorkers: 2,
-    // Each test file runs in a fresh worker that compiles PGlite's WebAssembly anew; V8's background
-    // re-optimization of it costs more CPU than a file's queries gain from it (about a quarter of a
-    // PGlite-heavy file's CPU). Behaviour is the same; spawned servers keep the default.
+    sequence: { sequencer: SlowFilesFirst },
+    // V8's background re-optimization of PGlite's WebAssembly costs more CPU than the tests' queries gain
+    // from it (about a quarter of a PGlite-heavy file's CPU when each file had a fresh worker). Behaviour
+    // is the same; spawned servers keep the default.
     execArgv: ['--liftoff-only'],
+    // The files of a worker share its process and modules instead of a fresh worker per file: PGlite's
+    // WebAssembly, the sources and the test template are compiled and loaded once per worker, not once
+    // per file. No file mocks modules, stubs globals or leaves state that another file reads.
+    isolate: false,
     // Every embedded store the tests open, in-process or in a spawned CLI, is small and short-lived:
     // 16MB of shared buffers start in about half the CPU of PGlite's 128MB default.
     env: { PGLITE_SHARED_BUFFERS: '16MB' },

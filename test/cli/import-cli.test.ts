@@ -8,7 +8,7 @@ import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { postgresUrlWithSchema, runCli, spawnCli } from '../helpers/cli.js';
 import { dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
-import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
+import { pgliteDirectoryFromTemplate, TEST_SHARED_BUFFERS } from '../helpers/pglite-template.js';
 import { openPostgresTestStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -24,7 +24,7 @@ describe('lending-api import, draw, repay, demo (on a pglite directory)', { time
   async function withDirectStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
     const location = parseDatabaseUrl(url);
     if ('error' in location) throw new Error(location.error);
-    const store = await openStore(location);
+    const store = await openStore(location, { pgliteSharedBuffers: TEST_SHARED_BUFFERS });
     try {
       return await fn(store);
     } finally {
@@ -36,9 +36,8 @@ describe('lending-api import, draw, repay, demo (on a pglite directory)', { time
     dir = await mkdtemp(path.join(os.tmpdir(), 'import-cli-'));
     url = `pglite://${path.join(dir, 'db')}`;
     await writeFile(path.join(dir, 'data.jsonl'), FILE_LINES);
-    await pgliteDirectoryFromTemplate(path.join(dir, 'db'));
     // In-process: `org create` has its own tests (org-and-keys), and a CLI process costs seconds of CPU.
-    await withDirectStore((store) => createOrganization(store, 'Acme', 'acme'));
+    await pgliteDirectoryFromTemplate(path.join(dir, 'db'), (store) => createOrganization(store, 'Acme', 'acme'));
   });
 
   afterAll(async () => {

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createOrganization } from '../../src/auth/organizations.js';
-import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
 import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 
@@ -16,17 +15,13 @@ const databaseUrl = `pglite://${path.join(dir, 'data')}`;
 // and key that tests only start from are made in-process: a CLI process each costs seconds of CPU,
 // and the first test runs `org create` and `key create` for real.
 let secretKey: { id: string; key: string };
-beforeAll(async () => {
-  await pgliteDirectoryFromTemplate(path.join(dir, 'data'));
-  const store = await openStore({ kind: 'pglite', dataDir: path.join(dir, 'data') });
-  try {
+beforeAll(() =>
+  pgliteDirectoryFromTemplate(path.join(dir, 'data'), async (store) => {
     await createOrganization(store, 'Expiry', 'org_expiry');
     await createOrganization(store, 'Secret', 'org_secret');
     secretKey = await createApiKey(store, 'org_secret');
-  } finally {
-    await store.close();
-  }
-});
+  }),
+);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {

@@ -6,7 +6,7 @@ import { createApiKey, createOrganization, revokeApiKey } from '../../src/auth/o
 import { migrate } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli.js';
-import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
+import { pgliteDirectoryFromTemplate, TEST_SHARED_BUFFERS } from '../helpers/pglite-template.js';
 import { createExpiredApiKey } from '../helpers/tenants.js';
 
 // Each command is a real process opening the embedded store: seconds each on a busy machine.
@@ -34,7 +34,7 @@ describe('lending-api --version and org list', { timeout: CLI_TIMEOUT }, () => {
     expect(empty.stdout).toContain('no organizations yet');
 
     // Seeded in this process: each CLI run costs seconds on a busy machine.
-    const store = await openStore({ kind: 'pglite', dataDir: path.join(dir, 'data') });
+    const store = await openStore({ kind: 'pglite', dataDir: path.join(dir, 'data') }, { pgliteSharedBuffers: TEST_SHARED_BUFFERS });
     await migrate(store);
     try {
       await createOrganization(store, 'Acme Lending', 'org_acme');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
+import type { Store } from '../../src/store/store.js';
 
 /*
  * Starting a PGlite cluster from scratch (initdb) and migrating it costs many
@@ -48,15 +49,25 @@ export function pgliteTemplate(): Promise<Blob> {
 }
 
 /**
+ * The shared_buffers of the embedded stores the tests open in-process: they
+ * hold little and live briefly, and 16MB start in about half the CPU of
+ * PGlite's 128MB default (vitest.config.ts gives spawned CLIs the same).
+ */
+export const TEST_SHARED_BUFFERS = '16MB';
+
+/**
  * Creates a PGlite data directory at `dataDir` holding the migrated template,
  * for tests that run the CLI on a directory: their first command then opens a
- * migrated store instead of running initdb and every migration.
+ * migrated store instead of running initdb and every migration. `seed` runs
+ * on the new store before it closes, so seeding costs no second start.
  */
-export async function pgliteDirectoryFromTemplate(dataDir: string): Promise<void> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const db = new PGlite({ dataDir, loadDataDir: await pgliteTemplate() });
-  await db.waitReady;
-  await db.close();
+export async function pgliteDirectoryFromTemplate(dataDir: string, seed?: (store: Store) => Promise<unknown>): Promise<void> {
+  const store = await PgliteStore.open(dataDir, undefined, await pgliteTemplate(), { shared_buffers: TEST_SHARED_BUFFERS });
+  try {
+    await seed?.(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /** vitest global setup: build the template once, before the test files run in parallel. */

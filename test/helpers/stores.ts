@@ -4,7 +4,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store, StoreKind } from '../../src/store/store.js';
-import { pgliteTemplate } from './pglite-template.js';
+import { pgliteTemplate, TEST_SHARED_BUFFERS } from './pglite-template.js';
 
 export interface TestStoreVariant {
   readonly kind: StoreKind;
@@ -26,8 +26,7 @@ export function testStoreVariants(): TestStoreVariant[] {
 
 /** A fresh in-memory PGlite with the schema migrated, copied from the shared template. */
 export async function openPgliteTestStore(): Promise<Store> {
-  // A test store holds little: 16MB of shared buffers (default 128MB) starts it about twice as fast.
-  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate(), { shared_buffers: '16MB' });
+  const store = await PgliteStore.open(undefined, undefined, await pgliteTemplate(), { shared_buffers: TEST_SHARED_BUFFERS });
   await migrate(store); // applies nothing unless the template is older than the migrations
   return store;
 }
@@ -69,7 +68,8 @@ export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''
  * One PostgreSQL schema per test file: the suites of a file share it (each
  * test makes its own tenants), opened by the first suite and dropped after
  * the last one. Vitest collects every suite of a file before running any,
- * so the count of users is complete before the first one closes.
+ * so the count of users is complete before the first one closes; files run
+ * one after another in a worker, so the count is back at 0 between them.
  */
 const sharedPostgres = { users: 0, store: undefined as Promise<Store> | undefined };
 
@@ -80,7 +80,11 @@ function openVariant(variant: TestStoreVariant): { open(): Promise<Store>; close
     open: () => (sharedPostgres.store ??= variant.open()),
     close: async () => {
       sharedPostgres.users -= 1;
-      if (sharedPostgres.users === 0) await (await sharedPostgres.store)?.close();
+      if (sharedPostgres.users > 0) return;
+      // The test files of a worker share this module (isolate: false): the next file opens a schema of its own.
+      const store = sharedPostgres.store;
+      sharedPostgres.store = undefined;
+      await (await store)?.close();
     },
   };
 }
