@@ -139,22 +139,29 @@ export class PostgresStore implements Store {
     if (budgetMs !== undefined && budgetMs <= 0) throw exceeded();
     let timedOut = false;
     let client: pg.PoolClient | undefined;
+    let stopWaiting: (() => void) | undefined;
     const timer =
       budgetMs === undefined
         ? undefined
         : setTimeout(() => {
             timedOut = true;
-            // With a query in flight, end() destroys the socket at once and fails the query.
-            void client?.end().catch(() => {});
+            // Still waiting for a connection: give up now. With a query in flight, end()
+            // destroys the socket at once and fails the query.
+            if (client) void client.end().catch(() => {});
+            else stopWaiting?.();
           }, budgetMs);
     try {
-      client = await this.pool.connect().catch((error: unknown) => {
-        throw classifyError(error);
+      client = await new Promise<pg.PoolClient>((resolve, reject) => {
+        stopWaiting = () => reject(exceeded());
+        this.pool.connect().then(
+          (connected) => {
+            // The budget ran out while waiting: a connection that comes later goes back to the pool.
+            if (timedOut) connected.release();
+            else resolve(connected);
+          },
+          (error: unknown) => reject(classifyError(error)),
+        );
       });
-      if (timedOut) {
-        client.release();
-        throw exceeded();
-      }
       return await this.transactionOn(client, fn, options, () => (timedOut ? exceeded() : undefined));
     } finally {
       clearTimeout(timer);

@@ -1,4 +1,7 @@
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { DatabaseBudgetExceededError, runWithDatabaseBudget } from '../../src/store/database-budget.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import { StoreUnavailableError } from '../../src/store/store.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 const SETTING = "SELECT current_setting('synchronous_commit') AS value";
@@ -34,5 +37,34 @@ describeEachStore('store.transaction options and queryAtCommit', (store) => {
       }),
     ).rejects.toThrow();
     expect(await store().query('SELECT n FROM at_commit')).toEqual([]);
+  });
+});
+
+// The request's database budget (PostgreSQL; DATABASE_URL): an HTTP write's transaction is held to it.
+const postgresUrl = process.env.DATABASE_URL;
+describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('store.transaction inside a request’s database budget (on postgres)', () => {
+  it('stops waiting for a pooled connection when the budget runs out, and the connection it would have had goes back to the pool', async () => {
+    // A pool wait of a minute: only the budget can end this wait before the guard below does.
+    const store = new PostgresStore(postgresUrl ?? '', { poolSize: 1, poolWaitMs: 60_000 });
+    let releaseHeld = () => {};
+    try {
+      const held = store.transaction(() => new Promise<void>((resolve) => (releaseHeld = resolve)));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const waited = runWithDatabaseBudget(300, () => store.transaction(async (tx) => tx.query('SELECT 1')));
+      const outcome = await Promise.race([
+        waited.then(() => 'committed', (error: unknown) => error),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting after 20 s'), 20_000).unref()),
+      ]);
+      expect(outcome).toBeInstanceOf(StoreUnavailableError);
+      expect((outcome as StoreUnavailableError).cause).toBeInstanceOf(DatabaseBudgetExceededError);
+
+      releaseHeld();
+      await held;
+      expect(await store.transaction(async (tx) => tx.query<{ one: number }>('SELECT 1 AS one'))).toEqual([{ one: 1 }]);
+      expect(store.pool.totalCount).toBe(1);
+    } finally {
+      releaseHeld();
+      await store.close();
+    }
   });
 });
