@@ -4,10 +4,12 @@ import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/apply-ledger-entry.js';
-import { applyLedgerLines, checkLedgerLines, type LedgerCounts } from './merge-ledger.js';
+import { applyLedgerLines, checkLedgerLines, stageLedgerBatch, type LedgerCounts } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';
 import {
+  CREATE_LEDGER_FIRST_TABLE,
+  CREATE_LEDGER_LIMITS_TABLE,
   CREATE_LEDGER_LINES_TABLE,
   CREATE_STAGING_TABLE,
   EMPTY_STAGING_TABLE,
@@ -109,6 +111,8 @@ export async function importJsonl(
       await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; SET LOCAL work_mem = '64MB'; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_LINES_TABLE);
+      await tx.exec(CREATE_LEDGER_LIMITS_TABLE);
+      await tx.exec(CREATE_LEDGER_FIRST_TABLE);
       const records = await RecordMerger.start(tx, org.id);
       const errors = new LineErrorList(maxErrors);
       const read = { lines: 0, nonBlank: 0, bytes: 0 };
@@ -132,7 +136,7 @@ export async function importJsonl(
         merging = (async () => {
           await previous;
           await tx.copyFrom(STAGING_COPY_TARGET, batch.slices());
-          await mergeBatch(tx, records, batch.kinds, errors, maxErrors);
+          await mergeBatch(tx, org.id, records, batch.kinds, errors, maxErrors);
           batch.clear();
         })();
         merging.catch(() => {}); // observed by the next await of `merging`
@@ -233,9 +237,19 @@ class Batch {
 
 const LEDGER = 'ledger';
 
-async function mergeBatch(tx: Transaction, records: RecordMerger, kinds: Record<string, number>, errors: LineErrorList, maxErrors: number): Promise<void> {
-  if ((kinds[LEDGER] ?? 0) > 0) await tx.query(KEEP_LEDGER_LINES);
+async function mergeBatch(
+  tx: Transaction,
+  orgId: string,
+  records: RecordMerger,
+  kinds: Record<string, number>,
+  errors: LineErrorList,
+  maxErrors: number,
+): Promise<void> {
+  const ledgerLines = (kinds[LEDGER] ?? 0) > 0;
+  if (ledgerLines) await tx.query(KEEP_LEDGER_LINES);
   await records.mergeBatch(kinds, errors, maxErrors);
+  // After the records: a limit this batch defines is found for its ledger lines.
+  if (ledgerLines) await stageLedgerBatch(tx, orgId);
   await tx.query(EMPTY_STAGING_TABLE);
 }
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
-import { LEDGER_LINES_TABLE } from './staging.js';
+import { LEDGER_FIRST_TABLE, LEDGER_LIMITS_TABLE, LEDGER_LINES_TABLE, STAGING_TABLE } from './staging.js';
 
 export interface LedgerCounts {
   /** New entries recorded. */
@@ -16,28 +16,54 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 // which PostgreSQL keeps as one index probe per line (see stageLatest in
 // merge-records.ts for why a join is not left to the planner).
 
-/** The credit limits the file's ledger lines name: each looked up once (a file typically holds several lines per limit). */
-const LIMITS_TABLE = 'import_ledger_limits';
+const LIMITS_TABLE = LEDGER_LIMITS_TABLE;
+const LEDGER_OBJECTS = `('drawdown', 'repayment')`;
+
+/**
+ * Sets a batch's ledger lines aside, once its records are merged (so a limit
+ * the batch itself defines is found): each limit uid not seen before is
+ * looked up, and the first line of each id not seen before is kept with its
+ * limit's id. Runs while the next batch is parsed, so the end of the import
+ * has no whole-file sort or lookup left to do.
+ */
+export async function stageLedgerBatch(tx: Queryable, orgId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${LIMITS_TABLE} (limit_uid, limit_id)
+     SELECT u.limit_uid, l.id
+       FROM (SELECT DISTINCT s.limit_uid FROM ${STAGING_TABLE} s
+              WHERE s.object IN ${LEDGER_OBJECTS}
+                AND NOT EXISTS (SELECT 1 FROM ${LIMITS_TABLE} m WHERE m.limit_uid = s.limit_uid)) u
+       LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`,
+    [orgId],
+  );
+  await tx.query(
+    `INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
+     SELECT DISTINCT ON (s.uid) s.line, s.uid, s.object, s.amount, s.at, s.limit_uid, m.limit_id
+       FROM ${STAGING_TABLE} s JOIN ${LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
+      WHERE s.object IN ${LEDGER_OBJECTS}
+      ORDER BY s.uid, s.line
+     ON CONFLICT (id) DO NOTHING`,
+  );
+}
 
 /**
  * Finds ledger lines that can never apply: an unknown limit, or an id used
  * with different content (earlier in the file, or already recorded).
  */
 export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
-  await tx.query(
-    `CREATE TEMP TABLE ${LIMITS_TABLE} ON COMMIT DROP AS
-     SELECT u.limit_uid, l.id AS limit_id
-       FROM (SELECT DISTINCT limit_uid FROM ${LEDGER_LINES_TABLE}) u
-       LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`,
+  // A limit no batch found may be one the file defines after the lines that name it.
+  const found = await tx.query(
+    `UPDATE ${LIMITS_TABLE} m SET limit_id = l.id FROM credit_limits l
+      WHERE m.limit_id IS NULL AND l.org_id = $1 AND l.uid = m.limit_uid
+     RETURNING 1`,
     [orgId],
   );
-  await tx.query(
-    `CREATE TEMP TABLE import_ledger_first ON COMMIT DROP AS
-     SELECT DISTINCT ON (s.uid) s.line, s.uid AS id, s.object AS kind, s.amount, s.at, s.limit_uid, m.limit_id
-       FROM ${LEDGER_LINES_TABLE} s JOIN ${LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
-      ORDER BY s.uid, s.line`,
-  );
-  await tx.query('ANALYZE import_ledger_first');
+  if (found.length > 0) {
+    await tx.query(
+      `UPDATE ${LEDGER_FIRST_TABLE} f SET limit_id = m.limit_id FROM ${LIMITS_TABLE} m
+        WHERE f.limit_id IS NULL AND m.limit_uid = f.limit_uid AND m.limit_id IS NOT NULL`,
+    );
+  }
 
   await collectLineErrors<{ line: string; limit_uid: string }>(
     tx,
@@ -49,7 +75,7 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
   );
   // Only a file that uses an id on several lines can use one with different content.
   const [ids] = await tx.query<{ reused: boolean }>(
-    `SELECT (SELECT count(*) FROM ${LEDGER_LINES_TABLE}) > (SELECT count(*) FROM import_ledger_first) AS reused`,
+    `SELECT (SELECT count(*) FROM ${LEDGER_LINES_TABLE}) > (SELECT count(*) FROM ${LEDGER_FIRST_TABLE}) AS reused`,
   );
   if (!ids?.reused) return;
   await collectLineErrors<{ line: string; id: string; first_line: string }>(
@@ -57,7 +83,7 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
     errors,
     maxErrors,
     `SELECT e.line, e.uid AS id, f.line AS first_line
-       FROM ${LEDGER_LINES_TABLE} e JOIN import_ledger_first f ON f.id = e.uid AND f.line <> e.line
+       FROM ${LEDGER_LINES_TABLE} e JOIN ${LEDGER_FIRST_TABLE} f ON f.id = e.uid AND f.line <> e.line
       WHERE (e.object, e.limit_uid, e.amount) IS DISTINCT FROM (f.kind, f.limit_uid, f.amount)
          OR (e.at IS NOT NULL AND f.at IS NOT NULL AND e.at <> f.at)`,
     [],
@@ -92,12 +118,12 @@ export async function applyLedgerLines(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
      SELECT f.line, f.id, f.kind, f.amount, coalesce(f.at, now()) AS at, f.limit_id,
             CASE WHEN f.kind = 'drawdown' THEN f.amount ELSE -f.amount END AS delta
-       FROM import_ledger_first f
+       FROM ${LEDGER_FIRST_TABLE} f
       WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0)`,
     [orgId],
   );
   const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(
-    `SELECT (SELECT count(*) FROM import_ledger_first)::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
+    `SELECT (SELECT count(*) FROM ${LEDGER_FIRST_TABLE})::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
   );
   const applied = Number(counts?.fresh ?? 0);
   const unchanged = Number(counts?.distinct_ids ?? 0) - applied;
@@ -116,7 +142,7 @@ export async function applyLedgerLines(
       maxErrors,
       `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
               to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
-         FROM (SELECT * FROM import_ledger_first f WHERE NOT EXISTS (SELECT 1 FROM import_ledger_new n WHERE n.line = f.line)) f
+         FROM (SELECT * FROM ${LEDGER_FIRST_TABLE} f WHERE NOT EXISTS (SELECT 1 FROM import_ledger_new n WHERE n.line = f.line)) f
          JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0) x ON true
          JOIN credit_limits l ON l.id = x.limit_id
         WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)

@@ -29,6 +29,36 @@ ${RECORD_COLUMNS.map((column) => `  ${column.name} ${column.sqlType},\n`).join('
 export const CREATE_LEDGER_LINES_TABLE = `CREATE TEMP TABLE ${LEDGER_LINES_TABLE} ON COMMIT DROP AS
   SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WITH NO DATA`;
 
+/**
+ * The credit limits the file's ledger lines name, each looked up once, as the
+ * first batch naming it is merged; `limit_id` stays NULL for a uid no limit
+ * had then (the end of the import looks those up again: the file may define
+ * the limit later).
+ */
+export const LEDGER_LIMITS_TABLE = 'import_ledger_limits';
+
+export const CREATE_LEDGER_LIMITS_TABLE = `CREATE TEMP TABLE ${LEDGER_LIMITS_TABLE} (
+  limit_uid text COLLATE "C" PRIMARY KEY,
+  limit_id bigint
+) ON COMMIT DROP`;
+
+/**
+ * The first line of each ledger id in the file, with its limit's id: kept
+ * batch by batch (batches come in file order, so the first batch to hold an
+ * id holds its first line).
+ */
+export const LEDGER_FIRST_TABLE = 'import_ledger_first';
+
+export const CREATE_LEDGER_FIRST_TABLE = `CREATE TEMP TABLE ${LEDGER_FIRST_TABLE} (
+  line bigint NOT NULL,
+  id text COLLATE "C" PRIMARY KEY,
+  kind text NOT NULL,
+  amount numeric(15, 2),
+  at timestamptz,
+  limit_uid text COLLATE "C" NOT NULL,
+  limit_id bigint
+) ON COMMIT DROP`;
+
 /** Moves a batch's ledger lines aside; records are merged straight from the batch. */
 export const KEEP_LEDGER_LINES = `INSERT INTO ${LEDGER_LINES_TABLE}
   SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WHERE object IN ('drawdown', 'repayment')`;

@@ -70,6 +70,25 @@ describeEachStore('import of ledger lines', (store, kind) => {
     expect(await limitState(store(), tenant.org.id, 'cl_stored')).toMatchObject({ outstanding: '10.00', ledger: '10.00', entries: '1' });
   });
 
+  it('keeps the first line of an id whose repeats come in later batches: the same content once, other content an error naming the first line', async () => {
+    const tenant = await createTenant(store());
+    const lines = [
+      { ...LIMIT, uid: 'cl_rep', capacity: '100.00' },
+      { object: 'drawdown', id: 'rep_1', limit: 'cl_rep', amount: '10.00' }, // batch 1
+      { object: 'drawdown', id: 'rep_2', limit: 'cl_rep', amount: '1.00' },
+      { object: 'drawdown', id: 'rep_1', limit: 'cl_rep', amount: '10.00' }, // batch 2: the same as line 2
+      { object: 'drawdown', id: 'rep_3', limit: 'cl_rep', amount: '2.00' },
+    ];
+    const summary = await importLines(store(), tenant.org.uid, lines, { batchLines: 2 });
+    expect(summary.ledger_entries).toEqual({ applied: 3, unchanged: 0 });
+    expect(await limitState(store(), tenant.org.id, 'cl_rep')).toMatchObject({ outstanding: '13.00', entries: '3' });
+
+    const other = await createTenant(store());
+    const changed = [...lines, { object: 'drawdown', id: 'rep_2', limit: 'cl_rep', amount: '5.00' }]; // batch 3: line 3's id
+    const error = (await importLines(store(), other.org.uid, changed, { batchLines: 2 }).catch((e: unknown) => e)) as ImportError;
+    expect(error.errors).toEqual([{ line: 6, reason: "ledger id 'rep_2' is used on line 3 with different content" }]);
+  });
+
   it('refuses a repayment before the drawdown it would repay, even when the lines of the batch add up', async () => {
     const tenant = await createTenant(store());
     await importLines(store(), tenant.org.uid, [{ ...LIMIT, uid: 'cl_r', capacity: '100.00' }]);
