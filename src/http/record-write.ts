@@ -24,6 +24,7 @@ import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { serializeRecord } from '../listing/serialize.js';
 import { selectList } from '../listing/sql.js';
 import { StoreUnavailableError, type Queryable, type Store } from '../store/store.js';
+import { DatabaseBudgetExceededError, remainingDatabaseBudget } from '../store/database-budget.js';
 import { problemDocument } from './problem.js';
 import type { WriteBody } from './write-body.js';
 import { WriteCoalescer, type Settled } from './write-coalescer.js';
@@ -85,6 +86,9 @@ export function coalescedWrites(
       // A 503 for the whole batch: with the database frozen, the fallback would
       // run up to maxBatch writes one after another, each waiting out its timeout.
       failsEveryRequest: (error) => error instanceof StoreUnavailableError,
+      isOutOfTime: (error) => error instanceof StoreUnavailableError && error.cause instanceof DatabaseBudgetExceededError,
+      timeLeft: () => remainingDatabaseBudget(),
+      outOfTime: () => new StoreUnavailableError(new DatabaseBudgetExceededError(0)),
     },
     maxBatch,
   );

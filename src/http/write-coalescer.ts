@@ -16,6 +16,12 @@ export interface CoalescedWork<R, T> {
    * running each alone would only wait that long again, one after another).
    */
   failsEveryRequest(error: unknown): boolean;
+  /** Of such an error: only the budget of the request whose context the batch ran in ran out (not an outage). */
+  isOutOfTime(error: unknown): boolean;
+  /** In a request's async context: ms of its database budget left (its clock starts now if it had not), undefined without one. */
+  timeLeft(): number | undefined;
+  /** What a request whose budget ran out while it was queued gets (nothing of it ran). */
+  outOfTime(): unknown;
 }
 
 import { AsyncResource } from 'node:async_hooks';
@@ -30,6 +36,8 @@ interface Waiting<R, T> {
   readonly context: AsyncResource;
   resolve(value: T): void;
   reject(error: unknown): void;
+  /** Set while the request waits in the queue: answers it 503 when its own budget runs out there. */
+  timer?: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -65,7 +73,7 @@ export class WriteCoalescer<R, T> {
     const queue = this.lanes.get(lane);
     if (queue) {
       const context = new AsyncResource('WriteCoalescer');
-      return new Promise<T>((resolve, reject) => queue.push({ request, context, resolve, reject }));
+      return new Promise<T>((resolve, reject) => this.enqueue(queue, { request, context, resolve, reject }));
     }
     const waiting: Waiting<R, T>[] = [];
     this.lanes.set(lane, waiting);
@@ -75,9 +83,33 @@ export class WriteCoalescer<R, T> {
     return running;
   }
 
+  /**
+   * Waiting in the queue is the request's database time (alone it would wait on the limit's row lock):
+   * its budget's clock runs from here, and it is answered 503 if the budget runs out before its turn.
+   */
+  private enqueue(queue: Waiting<R, T>[], waiting: Waiting<R, T>, atFront = false): void {
+    const left = waiting.context.runInAsyncScope(() => this.work.timeLeft());
+    if (left !== undefined && left <= 0) return waiting.reject(this.work.outOfTime());
+    if (left !== undefined) {
+      waiting.timer = setTimeout(() => {
+        const at = queue.indexOf(waiting);
+        if (at >= 0) queue.splice(at, 1);
+        waiting.reject(this.work.outOfTime());
+      }, left);
+    }
+    if (atFront) queue.unshift(waiting);
+    else queue.push(waiting);
+  }
+
+  private take(queue: Waiting<R, T>[]): Waiting<R, T>[] {
+    const batch = queue.splice(0, this.batchLength(queue));
+    for (const waiting of batch) clearTimeout(waiting.timer);
+    return batch;
+  }
+
   private async drain(lane: string, queue: Waiting<R, T>[]): Promise<void> {
     try {
-      while (queue.length > 0) await this.runBatch(queue.splice(0, this.batchLength(queue)));
+      while (queue.length > 0) await this.runBatch(queue, this.take(queue));
     } finally {
       this.lanes.delete(lane);
       // Only if runBatch itself broke (it settles every request it takes): fail the rest rather than leave them waiting.
@@ -99,7 +131,7 @@ export class WriteCoalescer<R, T> {
     return length;
   }
 
-  private async runBatch(batch: readonly Waiting<R, T>[]): Promise<void> {
+  private async runBatch(queue: Waiting<R, T>[], batch: readonly Waiting<R, T>[]): Promise<void> {
     const [only] = batch;
     if (batch.length === 1 && only) return this.runAlone(only);
     let settled: Settled<T>[];
@@ -109,6 +141,14 @@ export class WriteCoalescer<R, T> {
       settled = await batch[0]!.context.runInAsyncScope(() => this.work.many(requests));
     } catch (error) {
       if (this.work.failsEveryRequest(error)) {
+        // Only its first request's budget ran out (a lock wait, a slow commit): that one has its answer; the
+        // others run again with their own budgets, first in the queue (a batch that did commit replays).
+        const [first, ...rest] = batch;
+        if (first && this.work.isOutOfTime(error)) {
+          first.reject(error);
+          for (const waiting of rest.reverse()) this.enqueue(queue, waiting, true);
+          return;
+        }
         for (const waiting of batch) waiting.reject(error);
         return;
       }

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { WriteCoalescer, type Settled } from '../../src/http/write-coalescer.js';
+import { remainingDatabaseBudget, runWithDatabaseBudget } from '../../src/store/database-budget.js';
 
 interface Req {
   readonly lane: string;
@@ -9,9 +10,12 @@ interface Req {
   readonly fails?: boolean;
   /** Thrown when run, as an error that answers every request of a batch (the database is unreachable). */
   readonly unreachable?: boolean;
+  /** A batch this request heads runs out of the head's database budget. */
+  readonly headRunsOut?: boolean;
 }
 
 class Unreachable extends Error {}
+class OutOfTime extends Unreachable {}
 
 /** A fake store: records every call; each call's promise is settled by the test (release). */
 function fakeWork(maxBatch: number) {
@@ -43,10 +47,14 @@ function fakeWork(maxBatch: number) {
       many: (rs) =>
         call('many', rs, (): Settled<string>[] => {
           if (rs.some((r) => r.unreachable)) throw new Unreachable('unreachable batch');
+          if (rs[0]?.headRunsOut) throw new OutOfTime(`budget of ${rs[0].key} ran out`);
           if (rs.some((r) => r.fails)) throw new Error('batch failed');
           return rs.map((r) => (r.key.startsWith('reused') ? { ok: false, error: new Error(`422 ${r.key}`) } : { ok: true, value: `batched ${r.key}` }));
         }),
       failsEveryRequest: (error) => error instanceof Unreachable,
+      isOutOfTime: (error) => error instanceof OutOfTime,
+      timeLeft: () => remainingDatabaseBudget(),
+      outOfTime: () => new OutOfTime('budget ran out in the queue'),
     },
     maxBatch,
   );
@@ -186,6 +194,9 @@ describe('WriteCoalescer', () => {
         one: (r) => gated(`one ${r.key}`, r.key),
         many: (rs) => gated(`many ${rs.map((r) => r.key).join(',')}`, rs.map((r) => ({ ok: true as const, value: r.key }))),
         failsEveryRequest: () => false,
+        isOutOfTime: () => false,
+        timeLeft: () => undefined,
+        outOfTime: () => new Error('not used'),
       },
       32,
     );
@@ -198,6 +209,32 @@ describe('WriteCoalescer', () => {
     await tick();
     expect(await Promise.all(answers)).toEqual(['k0', 'k1', 'k2', 'k3']);
     expect(seen).toEqual(['one k0 in request k0', 'many k1,k2,k3 in request k1']);
+  });
+
+  it('answers a queued write whose own database budget runs out while the write ahead hangs, without ever running it', async () => {
+    const { coalescer, calls } = fakeWork(32);
+    void coalescer.run({ lane: 'a', key: 'hangs' }); // never released: a frozen database
+    const queued = ['q1', 'q2', 'q3'].map((key) => settle(runWithDatabaseBudget(50, () => coalescer.run({ lane: 'a', key }))));
+    expect(await Promise.all(queued)).toEqual(Array(3).fill('error: budget ran out in the queue'));
+    expect(calls.map((c) => c.keys)).toEqual([['hangs']]);
+  });
+
+  it("answers only the first write of a batch that ran out of that write's budget; the others run again, with their own", async () => {
+    const { coalescer, calls, releaseNext } = fakeWork(32);
+    const first = settle(coalescer.run({ lane: 'a', key: 'k0' }));
+    const budgeted = (key: string, headRunsOut = false) => settle(runWithDatabaseBudget(60_000, () => coalescer.run({ lane: 'a', key, headRunsOut })));
+    const answers = [budgeted('k1', true), budgeted('k2'), budgeted('k3')];
+    await releaseNext();
+    expect(await first).toBe('ok: alone k0');
+    expect(calls.map((c) => [c.kind, c.keys])).toEqual([
+      ['one', ['k0']],
+      ['many', ['k1', 'k2', 'k3']],
+    ]);
+    await releaseNext();
+    expect(calls.at(-1)).toMatchObject({ kind: 'many', keys: ['k2', 'k3'] });
+    await releaseNext();
+    expect(await Promise.all(answers)).toEqual(['error: budget of k1 ran out', 'ok: batched k2', 'ok: batched k3']);
+    expect(coalescer.busyLanes).toBe(0);
   });
 
   it('refuses a maxBatch that is not a positive integer', () => {
