@@ -145,14 +145,31 @@ async function rowCountProblems(db: Queryable, resource: ResourceDefinition, tab
     [tableOid],
   );
   const problems: string[] = [];
+  // A table with unversioned columns compares its versioned ones in a function generated for it (migration 013).
+  const generated = `${resource.table}_bump_changed`;
+  const runs = (trigger: TriggerRow, fn: string) =>
+    trigger.function === fn || (fn === 'row_counts_bump_changed' && trigger.function === generated);
   for (const [fn, event] of Object.entries(ROW_COUNT_TRIGGERS)) {
-    if (!triggers.some((trigger) => trigger.function === fn)) {
+    if (!triggers.some((trigger) => runs(trigger, fn))) {
       problems.push(`countedRows: no ${event} trigger running ${fn}() (install them with SELECT row_counts_track('${resource.table}', …))`);
     }
   }
-  const versionTrigger = triggers.find((trigger) => trigger.function === 'row_counts_bump_changed');
+  const versionTrigger = triggers.find((trigger) => runs(trigger, 'row_counts_bump_changed'));
   if (!versionTrigger) return problems;
   const unversioned = new Set(versionTrigger.args.split('\\000').filter((arg) => arg !== ''));
+  if (versionTrigger.function === generated) {
+    const [source] = await db.query<{ current: boolean }>(
+      `SELECT p.prosrc = row_counts_version_source($1::oid::regclass, $2::text[]) AS current
+         FROM pg_proc p WHERE p.proname = $3 AND p.pronamespace = (SELECT relnamespace FROM pg_class WHERE oid = $1::oid)`,
+      [tableOid, [...unversioned], generated],
+    );
+    if (!source?.current) {
+      problems.push(
+        `${generated}() compares the columns the table had when it was generated, not the ones it has now, so a change to a newer column would not move the table version ` +
+          `(install it again: SELECT row_counts_version_trigger('${resource.table}', '{${[...unversioned].join(',')}}'))`,
+      );
+    }
+  }
   const volatileColumns = new Set((resource.volatileFields ?? []).map((field) => resource.fields[field]?.column ?? field));
   for (const column of volatileColumns) {
     if (!unversioned.has(column)) problems.push(`volatileFields: column ${column} moves the table version; its trigger does not list it`);

@@ -80,6 +80,22 @@ describeEachStore('resource definitions against the schema', (store) => {
     ]);
   });
 
+  it('names a version comparison generated before a column was added, which a change to that column would not move, and the call that fixes it', async () => {
+    await store().exec(`CREATE TABLE scratch_accounts (id bigint PRIMARY KEY, org_id bigint NOT NULL, uid text, name text, country text,
+                          created_at timestamptz, updated_at timestamptz);
+                        CREATE INDEX ON scratch_accounts (org_id, created_at, id); CREATE INDEX ON scratch_accounts (org_id, updated_at, id);
+                        CREATE INDEX ON scratch_accounts (org_id, name, id); CREATE INDEX ON scratch_accounts (org_id, country, id);
+                        SELECT row_counts_track('scratch_accounts', '{updated_at}');`);
+    const accounts: ResourceDefinition = { ...entities, path: 'accounts', table: 'scratch_accounts', volatileFields: ['updated_at'] };
+    expect(await schemaProblems(store(), accounts)).toEqual([]);
+    await store().exec('ALTER TABLE scratch_accounts ADD COLUMN nickname text');
+    expect(await schemaProblems(store(), accounts)).toEqual([
+      "collection /api/accounts/ (table scratch_accounts): scratch_accounts_bump_changed() compares the columns the table had when it was generated, not the ones it has now, so a change to a newer column would not move the table version (install it again: SELECT row_counts_version_trigger('scratch_accounts', '{updated_at}'))",
+    ]);
+    await store().exec(`SELECT row_counts_version_trigger('scratch_accounts', '{updated_at}')`);
+    expect(await schemaProblems(store(), accounts)).toEqual([]);
+  });
+
   it('stops serve with the message when the schema lacks what a definition needs', async () => {
     await store().exec('ALTER TABLE entities DISABLE TRIGGER entities_count_inserts');
     try {
