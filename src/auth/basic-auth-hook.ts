@@ -43,8 +43,12 @@ export type AuthenticateHook = onRequestAsyncHookHandler & {
   fromCache?: (request: FastifyRequest) => boolean;
 };
 
-/** Fastify hook: rejects the request with 401 unless it carries valid credentials. */
-export function basicAuthHook(db: Queryable, cache?: AuthCache): AuthenticateHook {
+/**
+ * Fastify hook: rejects the request with 401 unless it carries valid
+ * credentials, looked up through `databaseOf(request)` (the request's view of
+ * the store) when the cache does not have them.
+ */
+export function basicAuthHook(databaseOf: (request: FastifyRequest) => Queryable, cache?: AuthCache): AuthenticateHook {
   async function requireBasicAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const credentials = parseBasicAuthorization(request.headers.authorization);
     if (!credentials) throw unauthorized();
@@ -53,7 +57,7 @@ export function basicAuthHook(db: Queryable, cache?: AuthCache): AuthenticateHoo
       request.auth = cached;
       return;
     }
-    const auth = await authenticate(db, credentials);
+    const auth = await authenticate(databaseOf(request), credentials);
     if (!auth) throw unauthorized();
     cache?.remember(credentials, auth);
     request.auth = auth;

@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
+import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
-import { DatabaseBudgetExceededError, remainingDatabaseBudget } from './database-budget.js';
+import { DatabaseBudgetExceededError, remainingDatabaseBudget, type DatabaseBudget } from './database-budget.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -65,11 +65,26 @@ export class PostgresStore implements Store {
 
   // Not async: a request's query returns queryWithin's promise as is (an async wrapper adds a promise per query).
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
-    const name = options.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
-    const config: pg.QueryConfig = name ? { text: sql, values: params as unknown[], name } : { text: sql, values: params as unknown[] };
+    const config = this.configOf(sql, params, options);
     const budgetMs = remainingDatabaseBudget();
     if (budgetMs !== undefined) return this.queryWithin(budgetMs, config) as Promise<Row[]>;
     return this.queryUnbudgeted<Row>(config);
+  }
+
+  withBudget(budget: DatabaseBudget): Queryable {
+    const query = <Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}) =>
+      this.queryWithin(budget.remaining(), this.configOf(sql, params, options)) as Promise<Row[]>;
+    return {
+      query,
+      exec: async (sql: string) => {
+        await query(sql);
+      },
+    };
+  }
+
+  private configOf(sql: string, params: readonly unknown[], options: QueryOptions): pg.QueryConfig {
+    const name = options.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
+    return name ? { text: sql, values: params as unknown[], name } : { text: sql, values: params as unknown[] };
   }
 
   private async queryUnbudgeted<Row>(config: pg.QueryConfig): Promise<Row[]> {
