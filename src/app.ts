@@ -12,7 +12,7 @@ import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
 import { OutageLog } from './http/outage-log.js';
-import { closeIfBodyPending } from './http/unread-body.js';
+import { bodyPending } from './http/unread-body.js';
 import { rejectAmbiguousAuthorization } from './auth/basic-auth-hook.js';
 import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
@@ -22,7 +22,7 @@ import { DEFAULT_LIST_CACHE, ListCache, type ListCacheOptions } from './listing/
 import type { ResourceDefinition } from './listing/resource-definition.js';
 import { RESOURCES } from './resources/index.js';
 import type { Store } from './store/store.js';
-import { runWithDatabaseBudget } from './store/database-budget.js';
+import { requestDatabase } from './http/request-database.js';
 import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { realTimeGuard } from './http/real-time-guard.js';
@@ -92,10 +92,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   const budgetMs = options.databaseRequestBudgetMs ?? 0;
-  if (budgetMs > 0) {
-    // Callback style on purpose: the rest of the request (hooks, handler) runs inside the budget's context.
-    app.addHook('onRequest', (_request, _reply, done) => runWithDatabaseBudget(budgetMs, done));
-  }
+  app.decorateRequest('database', undefined);
+  const databaseOf = requestDatabase(options.store, budgetMs);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
   // Callback style: an async hook costs a promise and a microtask turn per request (a throw here is Fastify's to catch).
@@ -103,7 +101,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     // Only the write routes read a body: a request still sending one elsewhere is answered
     // (404, 405, or whatever its route says) without waiting for it, and its connection closed.
-    if (!request.routeOptions.config.readsBody) closeIfBodyPending(request, reply);
+    // The body check first: request.routeOptions builds an object of a dozen fields on every read.
+    if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
     rejectAmbiguousAuthorization(request);
     if (request.is404) throw notFound(request);
     done();
@@ -124,15 +123,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
   const role = new NodeRole(options.store, options.replicaLimits);
-  await app.register(healthRoutes, { store: options.store, role });
+  await app.register(healthRoutes, { databaseOf, role });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
   const resources = options.resources ?? RESOURCES;
   // Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.
   const realTimePaths = resources.filter((resource) => (resource.volatileFields ?? []).length > 0).map((resource) => `/api/${resource.path}/`);
-  await app.register(realTimeGuard, { role, paths: realTimePaths });
+  await app.register(realTimeGuard, { role, paths: realTimePaths, databaseOf });
   const authCache = options.authCache && createAuthCache(options.authCache);
   await app.register(resourceRoutes, {
-    store: options.store,
+    databaseOf,
     resources: options.resources ?? RESOURCES,
     publicUrl: options.publicUrl,
     authCache,
@@ -144,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: creditLimits,
     authCache,
     idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
+    databaseRequestBudgetMs: budgetMs,
   });
   registerMethodNotAllowed();
   return app;

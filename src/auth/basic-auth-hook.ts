@@ -43,26 +43,32 @@ export type AuthenticateHook = onRequestAsyncHookHandler & {
   fromCache?: (request: FastifyRequest) => boolean;
 };
 
-/** Fastify hook: rejects the request with 401 unless it carries valid credentials. */
-export function basicAuthHook(db: Queryable, cache?: AuthCache): AuthenticateHook {
+/**
+ * Fastify hook: rejects the request with 401 unless it carries valid
+ * credentials, looked up through `databaseOf(request)` (the request's view of
+ * the store) when the cache does not have them.
+ */
+export function basicAuthHook(databaseOf: (request: FastifyRequest) => Queryable, cache?: AuthCache): AuthenticateHook {
   async function requireBasicAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const credentials = parseBasicAuthorization(request.headers.authorization);
-    if (!credentials) throw unauthorized();
-    const cached = cache?.get(credentials);
+    const authorization = request.headers.authorization;
+    const credentials = parseBasicAuthorization(authorization);
+    if (!credentials || authorization === undefined) throw unauthorized();
+    const cached = cache?.get(authorization);
     if (cached) {
       request.auth = cached;
       return;
     }
-    const auth = await authenticate(db, credentials);
+    const auth = await authenticate(databaseOf(request), credentials);
     if (!auth) throw unauthorized();
-    cache?.remember(credentials, auth);
+    cache?.remember(authorization, auth);
     request.auth = auth;
   }
   if (!cache) return requireBasicAuth;
   return Object.assign(requireBasicAuth, {
     fromCache(request: FastifyRequest): boolean {
-      const credentials = parseBasicAuthorization(request.headers.authorization);
-      const cached = credentials && cache.get(credentials);
+      // Only a header that parsed and verified was remembered: a hit needs no parsing.
+      const authorization = request.headers.authorization;
+      const cached = authorization !== undefined && cache.get(authorization);
       if (!cached) return false;
       request.auth = cached;
       return true;

@@ -1,12 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../domain/errors.js';
 import type { NodeRole } from '../store/node-role.js';
+import type { DatabaseOf } from './request-database.js';
 
 export interface RealTimeGuardOptions {
   role: NodeRole;
   /** Route prefixes whose records carry real-time fields (credit limits: outstanding, balance). */
   paths: readonly string[];
+  databaseOf: DatabaseOf;
 }
 
 /**
@@ -17,8 +19,8 @@ export interface RealTimeGuardOptions {
  * Register it before the routes it guards: it attaches itself to each as it is added.
  */
 export const realTimeGuard = fp(async (app: FastifyInstance, options: RealTimeGuardOptions) => {
-  const guard = async () => {
-    const state = await options.role.current();
+  const guard = async (request: FastifyRequest) => {
+    const state = await options.role.current(options.databaseOf(request));
     if (state.serves_limits) return;
     throw new ApiError(
       'service_unavailable',

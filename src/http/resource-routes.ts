@@ -9,12 +9,14 @@ import { buildCursorLinks, buildPageLinks } from '../listing/page-links.js';
 import { scopeToParent } from '../listing/parent-scope.js';
 import { parseListQuery, type ListQuery } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
-import type { Store } from '../store/store.js';
+import type { Queryable } from '../store/store.js';
 import { publicBaseUrl } from './public-url.js';
 import { authenticateWithLimits } from './rate-limits.js';
+import type { DatabaseOf } from './request-database.js';
 
 export interface ResourceRoutesOptions {
-  store: Store;
+  /** Each request's view of the store (within its database budget). */
+  databaseOf: DatabaseOf;
   resources: readonly ResourceDefinition[];
   publicUrl: string | undefined;
   authCache?: AuthCache | undefined;
@@ -27,11 +29,11 @@ export interface ResourceRoutesOptions {
  * no credentials needed: it tells nothing about any organization.
  */
 export async function resourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions): Promise<void> {
-  const { store, resources, publicUrl, authCache, listCache } = options;
-  const cursorSecret = new CursorSecret(store);
+  const { databaseOf, resources, publicUrl, authCache, listCache } = options;
+  const cursorSecret = new CursorSecret();
 
   await app.register(async (authenticated) => {
-    authenticateWithLimits(authenticated, basicAuthHook(store, authCache));
+    authenticateWithLimits(authenticated, basicAuthHook(databaseOf, authCache));
     // Callback style: an async hook costs a promise and a microtask turn per request.
     authenticated.addHook('onSend', (_request, reply, payload, done) => {
       reply.header('cache-control', 'no-store');
@@ -44,9 +46,10 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
         authenticated.get<{ Params: { uid: string } }>(`/api/${collectionPathOf(resource, ':uid')}/`, async (request, reply) => {
           const auth = requireAuth(request);
           const parsed = parseListQuery(resource, rawQueryOf(request));
-          const query = await scopeToParent(store, resource, auth.orgId, request.params.uid, parsed);
+          const db = databaseOf(request);
+          const query = await scopeToParent(db, resource, auth.orgId, request.params.uid, parsed);
           const collectionUrl = `${publicBaseUrl(request, publicUrl)}/api/${collectionPathOf(resource, encodeURIComponent(request.params.uid))}/`;
-          return listPage(resource, auth.orgId, query, collectionUrl, reply);
+          return listPage(db, resource, auth.orgId, query, collectionUrl, reply);
         });
         continue;
       }
@@ -56,24 +59,24 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
       authenticated.get(collectionPath, (request, reply) => {
         const auth = requireAuth(request);
         const query = parseListQuery(resource, rawQueryOf(request));
-        return listPage(resource, auth.orgId, query, publicBaseUrl(request, publicUrl) + collectionPath, reply);
+        return listPage(databaseOf(request), resource, auth.orgId, query, publicBaseUrl(request, publicUrl) + collectionPath, reply);
       });
       authenticated.get<{ Params: { uid: string } }>(`${collectionPath}:uid/`, (request) => {
         const auth = requireAuth(request);
-        return retrieveRecord(store, resource, auth.orgId, request.params.uid);
+        return retrieveRecord(databaseOf(request), resource, auth.orgId, request.params.uid);
       });
     }
   });
 
   /** One page by number or by cursor, with its Link header. */
-  async function listPage(resource: ResourceDefinition, orgId: string, query: ListQuery, collectionUrl: string, reply: FastifyReply) {
+  async function listPage(db: Queryable, resource: ResourceDefinition, orgId: string, query: ListQuery, collectionUrl: string, reply: FastifyReply) {
     if (query.cursor !== undefined) {
-      const page = await listCursorPage(store, resource, orgId, query, cursorSecret);
+      const page = await listCursorPage(db, resource, orgId, query, cursorSecret);
       const links = buildCursorLinks(collectionUrl, query.params, page);
       reply.header('link', links.header);
       return { count: page.count, next: links.next, previous: links.previous, items: page.items };
     }
-    const result = await listRecords(store, resource, orgId, query, listCache);
+    const result = await listRecords(db, resource, orgId, query, listCache);
     const links = buildPageLinks(collectionUrl, query.params, query.page, result.lastPage);
     reply.header('link', links.header);
     return { count: result.count, next: links.next, previous: links.previous, items: result.items };

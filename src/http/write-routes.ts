@@ -5,6 +5,7 @@ import { ApiError } from '../domain/errors.js';
 import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { NodeRole } from '../store/node-role.js';
+import { runWithDatabaseBudget } from '../store/database-budget.js';
 import type { Store } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
@@ -28,6 +29,8 @@ export interface WriteRoutesOptions {
   authCache?: AuthCache | undefined;
   /** How long a stored response is replayed for its Idempotency-Key. */
   idempotencyTtlHours: number;
+  /** Database time one write may use in total before it gets 503; none when 0. */
+  databaseRequestBudgetMs: number;
 }
 
 /** `drawdown` → `drawdowns`: the collection a kind of entry is posted to. */
@@ -44,14 +47,25 @@ export function writePathOf(limits: ResourceDefinition, kind: LedgerKind): strin
  * limit's queue while another write to it is in flight (coalescedWrites).
  */
 export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOptions): Promise<void> {
-  const { store, role, limits, authCache, idempotencyTtlHours } = options;
+  const { store, role, limits, authCache, idempotencyTtlHours, databaseRequestBudgetMs } = options;
   const writes = coalescedWrites(store, limits, idempotencyTtlHours);
+
+  if (databaseRequestBudgetMs > 0) {
+    // Writes carry their budget in an AsyncLocalStorage (the coalescer runs a queued write, or a batch,
+    // in its request's context); reads carry theirs on the request. Callback style on purpose: the
+    // rest of the request (hooks, handler) runs inside the budget's context.
+    app.addHook('onRequest', (request, _reply, done) => {
+      // The guards' and the authentication's queries find the same budget through the store.
+      request.database = store;
+      runWithDatabaseBudget(databaseRequestBudgetMs, done);
+    });
+  }
 
   // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-  authenticateWithLimits(app, basicAuthHook(store, authCache), 'writes');
+  authenticateWithLimits(app, basicAuthHook((request) => request.database ?? store, authCache), 'writes');
   app.addHook('onRequest', async (request) => {
     if (requireAuth(request).scope !== 'write') {
       throw new ApiError('insufficient_scope', 'this API key is read-only; writes need a key created with `key create --scope write`');

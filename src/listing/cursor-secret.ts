@@ -12,10 +12,9 @@ import type { Queryable } from '../store/store.js';
 export class CursorSecret {
   private loading: Promise<Buffer> | undefined;
 
-  constructor(private readonly db: Queryable) {}
-
-  get(): Promise<Buffer> {
-    this.loading ??= loadCursorSecret(this.db).catch((error: unknown) => {
+  /** `db`: the asking request's view of the store (within its budget), used when the secret has to be read. */
+  get(db: Queryable): Promise<Buffer> {
+    this.loading ??= loadCursorSecret(db).catch((error: unknown) => {
       this.loading = undefined;
       throw error;
     });

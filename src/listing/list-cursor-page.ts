@@ -37,7 +37,7 @@ export async function listCursorPage(
   secret: CursorSecret,
 ): Promise<CursorPageResult> {
   const binding = cursorBinding(resource, orgId, query);
-  const key = await secret.get();
+  const key = await secret.get(db);
   const position = decodeCursor(query.cursor ?? '', binding, key);
   const sql = buildCursorPageSql(resource, orgId, query, position);
   const rows = await db.query<Record<string, string | boolean | null>>(sql.text, sql.values, { prepare: true });

@@ -23,11 +23,19 @@ interface PoolStats {
 export const httpMetrics = fp(
   async (app: FastifyInstance, { registry, store }: HttpMetricsOptions) => {
     const labelNames = ['method', 'route', 'status'] as const;
-    const requests = new Counter({
+    // One labels object per series, made once: as many as there are series, which the route patterns bound.
+    const series = new Map<string, { readonly labels: Record<(typeof labelNames)[number], string>; requests: number }>();
+    new Counter({
       name: 'lending_api_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code',
       labelNames,
       registers: [registry],
+      // Counted in a plain number per series and copied here when scraped: prom-client's inc
+      // hashes and validates the labels on every request.
+      collect() {
+        this.reset();
+        for (const { labels, requests } of series.values()) this.inc(labels, requests);
+      },
     });
     const duration = new Histogram({
       name: 'lending_api_http_request_duration_seconds',
@@ -37,19 +45,17 @@ export const httpMetrics = fp(
       registers: [registry],
     });
 
-    // One labels object per series, made once: as many as there are series, which the route patterns bound.
-    const seriesLabels = new Map<string, Record<(typeof labelNames)[number], string>>();
     // Callback style: an async hook costs a promise and a microtask turn per request.
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
       const key = `${request.method} ${reply.statusCode} ${route}`;
-      let labels = seriesLabels.get(key);
-      if (!labels) {
-        labels = { method: request.method, route, status: String(reply.statusCode) };
-        seriesLabels.set(key, labels);
+      let counted = series.get(key);
+      if (!counted) {
+        counted = { labels: { method: request.method, route, status: String(reply.statusCode) }, requests: 0 };
+        series.set(key, counted);
       }
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
+      counted.requests += 1;
+      duration.observe(counted.labels, reply.elapsedTime / 1000);
       done();
     });
 

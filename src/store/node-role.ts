@@ -1,4 +1,4 @@
-import type { Store } from './store.js';
+import type { Queryable, Store } from './store.js';
 
 /**
  * What a node on a hot standby does with credit limits, whose outstanding and
@@ -58,23 +58,27 @@ export class NodeRole {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The role as of at most `maxAgeMs` ago; probes the database when older. Rejects when it is unreachable. */
-  async current(): Promise<NodeRoleState> {
+  /**
+   * The role as of at most `maxAgeMs` ago; probes the database when older
+   * (through `db`: a request's view of the store, within its budget).
+   * Rejects when it is unreachable.
+   */
+  async current(db: Queryable = this.store): Promise<NodeRoleState> {
     if (this.store.kind === 'pglite') return PRIMARY;
     if (this.known && this.now() - this.known.at < this.maxAgeMs) return this.known.state;
-    return this.probe();
+    return this.probe(db);
   }
 
   /** Probes the database now (the readiness check), sharing a probe already under way. */
-  probe(): Promise<NodeRoleState> {
+  probe(db: Queryable = this.store): Promise<NodeRoleState> {
     if (this.store.kind === 'pglite') return Promise.resolve(PRIMARY);
-    this.probing ??= this.read().finally(() => (this.probing = undefined));
+    this.probing ??= this.read(db).finally(() => (this.probing = undefined));
     return this.probing;
   }
 
-  private async read(): Promise<NodeRoleState> {
+  private async read(db: Queryable): Promise<NodeRoleState> {
     try {
-      const [row] = await this.store.query<ProbeRow>(PROBE);
+      const [row] = await db.query<ProbeRow>(PROBE);
       const state: NodeRoleState = !row?.in_recovery
         ? PRIMARY
         : {

@@ -1,11 +1,13 @@
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
+import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
-import { DatabaseBudgetExceededError, remainingDatabaseBudget } from './database-budget.js';
+import { Deadlines } from './deadlines.js';
+import { DatabaseBudgetExceededError, remainingDatabaseBudget, type DatabaseBudget } from './database-budget.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -26,16 +28,28 @@ export interface PostgresStoreOptions {
   namedStatements?: boolean;
 }
 
+/** pg reads a per-query `query_timeout` (its client-side read timeout) that its types leave out. */
+type TimedQueryConfig = pg.QueryConfig & { query_timeout?: number };
+
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly description: string;
   readonly pool: pg.Pool;
   private readonly statements = new StatementNames();
+  private readonly deadlines = new Deadlines();
   private readonly namedStatements: boolean;
+  /**
+   * pg's client-side read timeout, a second past the statement timeout. Set
+   * per query, not on the pool: a request's query within a shorter database
+   * budget is ended by the budget first, and skips pg's timer (one setTimeout
+   * and clearTimeout per query).
+   */
+  private readonly readTimeoutMs: number | undefined;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
     this.namedStatements = options.namedStatements ?? true;
+    this.readTimeoutMs = options.queryTimeoutMs ? options.queryTimeoutMs + 1000 : undefined;
     const connectTimeoutMs = options.connectionTimeoutMs ?? 2000;
     // node-postgres uses one timeout for opening a connection and for waiting
     // for a busy pool. Opening must fail fast (the database is away: 503 at
@@ -53,9 +67,7 @@ export class PostgresStore implements Store {
       connectionTimeoutMillis: Math.max(options.poolWaitMs ?? 5000, connectTimeoutMs),
       idleTimeoutMillis: 30_000,
       keepAlive: true,
-      ...(options.queryTimeoutMs
-        ? { statement_timeout: options.queryTimeoutMs, query_timeout: options.queryTimeoutMs + 1000 }
-        : {}),
+      ...(options.queryTimeoutMs ? { statement_timeout: options.queryTimeoutMs } : {}),
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
     });
     // An idle client losing its connection (database restart) must not crash
@@ -65,16 +77,37 @@ export class PostgresStore implements Store {
 
   // Not async: a request's query returns queryWithin's promise as is (an async wrapper adds a promise per query).
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
-    const name = options.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
-    const config: pg.QueryConfig = name ? { text: sql, values: params as unknown[], name } : { text: sql, values: params as unknown[] };
+    const config = this.configOf(sql, params, options);
     const budgetMs = remainingDatabaseBudget();
     if (budgetMs !== undefined) return this.queryWithin(budgetMs, config) as Promise<Row[]>;
     return this.queryUnbudgeted<Row>(config);
   }
 
-  private async queryUnbudgeted<Row>(config: pg.QueryConfig): Promise<Row[]> {
+  withBudget(budget: DatabaseBudget): Queryable {
+    const query = <Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}) =>
+      this.queryWithin(budget.remaining(), this.configOf(sql, params, options)) as Promise<Row[]>;
+    return {
+      query,
+      exec: async (sql: string) => {
+        await query(sql);
+      },
+    };
+  }
+
+  private configOf(sql: string, params: readonly unknown[], options: QueryOptions): TimedQueryConfig {
+    const name = options.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
+    return name ? { text: sql, values: params as unknown[], name } : { text: sql, values: params as unknown[] };
+  }
+
+  /** `config` with pg's read timeout, unless a deadline of `boundMs` or less already ends it sooner. */
+  private timed(config: TimedQueryConfig, boundMs = Number.POSITIVE_INFINITY): TimedQueryConfig {
+    if (this.readTimeoutMs !== undefined && boundMs > this.readTimeoutMs) config.query_timeout = this.readTimeoutMs;
+    return config;
+  }
+
+  private async queryUnbudgeted<Row>(config: TimedQueryConfig): Promise<Row[]> {
     try {
-      return (await this.pool.query(config)).rows as Row[];
+      return (await this.pool.query(this.timed(config))).rows as Row[];
     } catch (error) {
       throw classifyError(error);
     }
@@ -86,21 +119,22 @@ export class PostgresStore implements Store {
    * 503. A connection whose query outlived the budget may be stuck on a
    * frozen server, so it is closed and dropped from the pool, never reused.
    */
-  private queryWithin(budgetMs: number, config: pg.QueryConfig): Promise<unknown[]> {
+  private queryWithin(budgetMs: number, config: TimedQueryConfig): Promise<unknown[]> {
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
     if (budgetMs <= 0) return Promise.reject(exceeded());
-    // Callbacks and one timer for both waits (connection, then query): this runs for every
-    // query of every request, and each promise or timer less is CPU saved per request.
+    // Callbacks and one deadline for both waits (connection, then query), watched by the store's
+    // shared timer: this runs for every query of every request, and each promise or timer less
+    // is CPU saved per request.
     return new Promise((resolve, reject) => {
       let client: pg.PoolClient | undefined;
       let timedOut = false;
       const ignoreLateErrors = () => {};
-      const timer = setTimeout(() => {
+      const deadline = this.deadlines.watch(performance.now() + budgetMs, () => {
         timedOut = true;
         if (!client) return reject(exceeded());
         // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
         void client.end().catch(() => {});
-      }, budgetMs);
+      });
       this.pool.connect((connectError, connected, release) => {
         if (timedOut) {
           // The budget ran out while waiting: a connection that comes later goes back to the pool.
@@ -108,14 +142,14 @@ export class PostgresStore implements Store {
           return;
         }
         if (connectError || !connected) {
-          clearTimeout(timer);
+          this.deadlines.cancel(deadline);
           return reject(classifyError(connectError));
         }
         client = connected;
         // A checked-out client emits its connection's errors (our end() included): unheard, they would crash the process.
         connected.on('error', ignoreLateErrors);
-        connected.query(config, (queryError: Error | null, result: pg.QueryResult) => {
-          clearTimeout(timer);
+        connected.query(this.timed(config, budgetMs), (queryError: Error | null, result: pg.QueryResult) => {
+          this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
           connected.release(queryError ?? undefined);
           if (queryError) reject(timedOut ? exceeded() : classifyError(queryError));
@@ -178,7 +212,7 @@ export class PostgresStore implements Store {
     const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
-        return await client.query({ text: sql, values: params as unknown[], ...(name ? { name } : {}) });
+        return await client.query(this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
       } catch (error) {
         throw budgetSpent() ?? classifyError(error);
       }
@@ -194,7 +228,7 @@ export class PostgresStore implements Store {
           await run(sql);
         },
         copyFrom: async (target: string, chunks: AsyncIterable<string | Uint8Array>) => {
-          const copy = client.query(copyFromStdin(`COPY ${target} FROM STDIN`));
+          const copy = client.query(Object.assign(copyFromStdin(`COPY ${target} FROM STDIN`), { query_timeout: this.readTimeoutMs }));
           try {
             await pipeline(Readable.from(chunks), copy);
           } catch (error) {
@@ -212,7 +246,7 @@ export class PostgresStore implements Store {
       return result;
     } catch (error) {
       broken = error instanceof StoreUnavailableError;
-      if (!budgetSpent()) await client.query('ROLLBACK').catch(() => {});
+      if (!budgetSpent()) await client.query(this.timed({ text: 'ROLLBACK' })).catch(() => {});
       throw error;
     } finally {
       // A connection that failed mid-transaction is discarded, not reused.

@@ -1,3 +1,5 @@
+import type { DatabaseBudget } from './database-budget.js';
+
 /**
  * The one small interface both stores implement: PostgreSQL through a
  * node-postgres pool, and PGlite (PostgreSQL compiled to WebAssembly) in
@@ -71,6 +73,11 @@ export interface TransactionOptions {
 
 export interface Store extends Queryable {
   readonly kind: StoreKind;
+  /**
+   * The store's queries bounded by one request's database time, whatever
+   * async context they run in; absent where there is no such bound (PGlite).
+   */
+  withBudget?(budget: DatabaseBudget): Queryable;
   /** Where the data lives, safe to print: never includes a password. */
   readonly description: string;
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */

@@ -49,7 +49,7 @@ describeEachStore('cached API-key verification', (store) => {
 });
 
 describe('createAuthCache', () => {
-  const credentials = { organizationId: 'org_1', apiKey: 'lak_0123456789abcdef_secret' };
+  const credentials = basicAuthorization('org_1', 'lak_0123456789abcdef_secret');
   const auth = { orgId: '1', orgUid: 'org_1', keyId: 'key_0123456789abcdef', scope: 'read' as const };
 
   it('does not trust a key past its own expiry, even within the TTL', () => {
@@ -62,6 +62,14 @@ describe('createAuthCache', () => {
     expect(cache.get(credentials)).toBeUndefined();
   });
 
+  it('hits only for the header exactly as it was remembered (another spelling is verified again)', () => {
+    const cache = createAuthCache({ ttlMs: TTL_MS });
+    cache.remember(credentials, auth);
+    expect(cache.get(credentials)).toEqual(auth);
+    expect(cache.get(credentials.replace(/^Basic/, 'basic'))).toBeUndefined();
+    expect(cache.get(`${credentials} `)).toBeUndefined();
+  });
+
   it('caches nothing when the TTL is 0', () => {
     const cache = createAuthCache({ ttlMs: 0 });
     cache.remember(credentials, auth);
@@ -70,7 +78,7 @@ describe('createAuthCache', () => {
 
   it('holds at most maxEntries, dropping the oldest', () => {
     const cache = createAuthCache({ ttlMs: TTL_MS, maxEntries: 2 });
-    const nth = (n: number) => ({ ...credentials, apiKey: `${credentials.apiKey}${n}` });
+    const nth = (n: number) => basicAuthorization('org_1', `lak_0123456789abcdef_secret${n}`);
     cache.remember(nth(1), auth);
     cache.remember(nth(2), auth);
     cache.remember(nth(3), auth);

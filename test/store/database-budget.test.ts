@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { DatabaseBudget, DatabaseBudgetExceededError } from '../../src/store/database-budget.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import { StoreUnavailableError, type Store } from '../../src/store/store.js';
+import { openPostgresTestStore } from '../helpers/stores.js';
+import { createTenant } from '../helpers/tenants.js';
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => 'succeeded',
+    (error: unknown) => error,
+  );
+}
+
+// A read's budget is carried on its request (store.withBudget), not in an AsyncLocalStorage.
+const postgresUrl = process.env.DATABASE_URL;
+describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a read’s database budget (on postgres)', () => {
+  it('ends a query that outlives the budget with 503’s error, and counts every query of the request against one budget', async () => {
+    const store = new PostgresStore(postgresUrl ?? '', { poolSize: 2 });
+    try {
+      const slow = await failure(store.withBudget(new DatabaseBudget(300)).query('SELECT pg_sleep(5)'));
+      expect(slow).toBeInstanceOf(StoreUnavailableError);
+      expect((slow as StoreUnavailableError).cause).toBeInstanceOf(DatabaseBudgetExceededError);
+
+      const db = store.withBudget(new DatabaseBudget(600));
+      await db.query('SELECT pg_sleep(0.4)');
+      // 0.4 s of this would fit a budget of its own, not what is left of the first one's.
+      const second = await failure(db.query('SELECT pg_sleep(0.4)'));
+      expect((second as StoreUnavailableError).cause).toBeInstanceOf(DatabaseBudgetExceededError);
+      expect(await store.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('answers a list 503 once the budget is spent waiting for a pooled connection, though no write ever ran', async () => {
+    const store: Store = await openPostgresTestStore(postgresUrl, 1);
+    let release = () => {};
+    try {
+      const tenant = await createTenant(store);
+      const app = await buildApp({ store, databaseRequestBudgetMs: 300 });
+      const held = store.transaction(() => new Promise<void>((resolve) => (release = resolve)));
+      const started = performance.now();
+      const response = await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } });
+      const ms = performance.now() - started;
+      release();
+      await held;
+      expect(response.statusCode).toBe(503);
+      // The pool's own wait is 5 s: only the budget answers this soon.
+      expect(ms).toBeLessThan(2500);
+      expect((await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } })).statusCode).toBe(200);
+      await app.close();
+    } finally {
+      release();
+      await store.close();
+    }
+  });
+});
