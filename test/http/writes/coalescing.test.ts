@@ -263,8 +263,12 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
         // B claims dl-k, then waits for the limit; A's batch, released, waits for dl-k: a deadlock.
         const sameRequest = processB.run(request(uid, 'drawdown', '3.00', 'dl-k'));
         for (let waited = 0; ; waited += 1) {
+          // B, and only B: waiting for a lock while holding one on this suite's own idempotency_keys (its claim of
+          // dl-k). Other test files' writes, in other schemas, wait on locks with the same statement text.
           const [row] = await store().query<{ n: string }>(
-            `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%idempotency_claimed%'`,
+            `SELECT count(*)::text AS n FROM pg_stat_activity a
+              WHERE a.wait_event_type = 'Lock'
+                AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.relation = 'idempotency_keys'::regclass)`,
           );
           if (row?.n !== '0') break;
           if (waited > 500) throw new Error('B never waited for the limit');
