@@ -16,7 +16,6 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 // which PostgreSQL keeps as one index probe per line (see stageLatest in
 // merge-records.ts for why a join is not left to the planner).
 
-const LIMITS_TABLE = LEDGER_LIMITS_TABLE;
 const LEDGER_OBJECTS = `('drawdown', 'repayment')`;
 
 /**
@@ -28,18 +27,18 @@ const LEDGER_OBJECTS = `('drawdown', 'repayment')`;
  */
 export async function stageLedgerBatch(tx: Queryable, orgId: string): Promise<void> {
   await tx.query(
-    `INSERT INTO ${LIMITS_TABLE} (limit_uid, limit_id)
+    `INSERT INTO ${LEDGER_LIMITS_TABLE} (limit_uid, limit_id)
      SELECT u.limit_uid, l.id
        FROM (SELECT DISTINCT s.limit_uid FROM ${STAGING_TABLE} s
               WHERE s.object IN ${LEDGER_OBJECTS}
-                AND NOT EXISTS (SELECT 1 FROM ${LIMITS_TABLE} m WHERE m.limit_uid = s.limit_uid)) u
+                AND NOT EXISTS (SELECT 1 FROM ${LEDGER_LIMITS_TABLE} m WHERE m.limit_uid = s.limit_uid)) u
        LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`,
     [orgId],
   );
   await tx.query(
     `INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
      SELECT DISTINCT ON (s.uid) s.line, s.uid, s.object, s.amount, s.at, s.limit_uid, m.limit_id
-       FROM ${STAGING_TABLE} s JOIN ${LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
+       FROM ${STAGING_TABLE} s JOIN ${LEDGER_LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
       WHERE s.object IN ${LEDGER_OBJECTS}
       ORDER BY s.uid, s.line
      ON CONFLICT (id) DO NOTHING`,
@@ -53,14 +52,14 @@ export async function stageLedgerBatch(tx: Queryable, orgId: string): Promise<vo
 export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
   // A limit no batch found may be one the file defines after the lines that name it.
   const found = await tx.query(
-    `UPDATE ${LIMITS_TABLE} m SET limit_id = l.id FROM credit_limits l
+    `UPDATE ${LEDGER_LIMITS_TABLE} m SET limit_id = l.id FROM credit_limits l
       WHERE m.limit_id IS NULL AND l.org_id = $1 AND l.uid = m.limit_uid
      RETURNING 1`,
     [orgId],
   );
   if (found.length > 0) {
     await tx.query(
-      `UPDATE ${LEDGER_FIRST_TABLE} f SET limit_id = m.limit_id FROM ${LIMITS_TABLE} m
+      `UPDATE ${LEDGER_FIRST_TABLE} f SET limit_id = m.limit_id FROM ${LEDGER_LIMITS_TABLE} m
         WHERE f.limit_id IS NULL AND m.limit_uid = f.limit_uid AND m.limit_id IS NOT NULL`,
     );
   }
@@ -69,7 +68,7 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
     tx,
     errors,
     maxErrors,
-    `SELECT line, limit_uid FROM ${LEDGER_LINES_TABLE} WHERE limit_uid IN (SELECT limit_uid FROM ${LIMITS_TABLE} WHERE limit_id IS NULL)`,
+    `SELECT line, limit_uid FROM ${LEDGER_LINES_TABLE} WHERE limit_uid IN (SELECT limit_uid FROM ${LEDGER_LIMITS_TABLE} WHERE limit_id IS NULL)`,
     [],
     (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
   );
@@ -112,7 +111,7 @@ export async function applyLedgerLines(
   // commits, so after this lock the lookup below sees it, and the INSERT
   // cannot then collide with it.
   await tx.query(
-    `SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM ${LIMITS_TABLE}) ORDER BY id FOR UPDATE`,
+    `SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM ${LEDGER_LIMITS_TABLE}) ORDER BY id FOR UPDATE`,
   );
   await tx.query(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
