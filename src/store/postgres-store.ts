@@ -7,6 +7,7 @@ import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, t
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
+import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
 import { DatabaseBudgetExceededError, remainingDatabaseBudget, type DatabaseBudget } from './database-budget.js';
 
 export interface PostgresStoreOptions {
@@ -28,8 +29,6 @@ export interface PostgresStoreOptions {
   namedStatements?: boolean;
 }
 
-/** pg reads a per-query `query_timeout` (its client-side read timeout) that its types leave out. */
-type TimedQueryConfig = pg.QueryConfig & { query_timeout?: number };
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -107,7 +106,7 @@ export class PostgresStore implements Store {
 
   private async queryUnbudgeted<Row>(config: TimedQueryConfig): Promise<Row[]> {
     try {
-      return (await this.pool.query(this.timed(config))).rows as Row[];
+      return (await runPooled(this.pool, this.timed(config))).rows as Row[];
     } catch (error) {
       throw classifyError(error);
     }
@@ -148,13 +147,14 @@ export class PostgresStore implements Store {
         client = connected;
         // A checked-out client emits its connection's errors (our end() included): unheard, they would crash the process.
         connected.on('error', ignoreLateErrors);
-        connected.query(this.timed(config, budgetMs), (queryError: Error | null, result: pg.QueryResult) => {
+        const query = pgQuery(this.timed(config, budgetMs), (queryError, result) => {
           this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
           connected.release(queryError ?? undefined);
           if (queryError) reject(timedOut ? exceeded() : classifyError(queryError));
           else resolve(result.rows);
         });
+        connected.query(query);
       });
     });
   }
@@ -212,7 +212,7 @@ export class PostgresStore implements Store {
     const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
-        return await client.query(this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
+        return await runPgQuery(client, this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
       } catch (error) {
         throw budgetSpent() ?? classifyError(error);
       }
@@ -246,7 +246,7 @@ export class PostgresStore implements Store {
       return result;
     } catch (error) {
       broken = error instanceof StoreUnavailableError;
-      if (!budgetSpent()) await client.query(this.timed({ text: 'ROLLBACK' })).catch(() => {});
+      if (!budgetSpent()) await runPgQuery(client, this.timed({ text: 'ROLLBACK' })).catch(() => {});
       throw error;
     } finally {
       // A connection that failed mid-transaction is discarded, not reused.
