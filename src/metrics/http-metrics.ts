@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
+import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 export interface HttpMetricsOptions {
   registry: Registry;
@@ -24,7 +25,8 @@ export const httpMetrics = fp(
   async (app: FastifyInstance, { registry, store }: HttpMetricsOptions) => {
     const labelNames = ['method', 'route', 'status'] as const;
     // One labels object per series, made once: as many as there are series, which the route patterns bound.
-    const series = new Map<string, { readonly labels: Record<(typeof labelNames)[number], string>; requests: number }>();
+    type Label = (typeof labelNames)[number];
+    const series = new Map<string, { readonly labels: Record<Label, string>; requests: number; readonly duration: HistogramSeries<Label> }>();
     new Counter({
       name: 'lending_api_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code',
@@ -37,7 +39,7 @@ export const httpMetrics = fp(
         for (const { labels, requests } of series.values()) this.inc(labels, requests);
       },
     });
-    const duration = new Histogram({
+    const duration = new SeriesHistogram({
       name: 'lending_api_http_request_duration_seconds',
       help: 'Time from receiving a request to finishing its response, by method, route pattern and status code',
       labelNames,
@@ -51,11 +53,12 @@ export const httpMetrics = fp(
       const key = `${request.method} ${reply.statusCode} ${route}`;
       let counted = series.get(key);
       if (!counted) {
-        counted = { labels: { method: request.method, route, status: String(reply.statusCode) }, requests: 0 };
+        const labels = { method: request.method, route, status: String(reply.statusCode) };
+        counted = { labels, requests: 0, duration: duration.series(labels) };
         series.set(key, counted);
       }
       counted.requests += 1;
-      duration.observe(counted.labels, reply.elapsedTime / 1000);
+      duration.record(counted.duration, reply.elapsedTime / 1000);
       done();
     });
 
