@@ -93,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   const budgetMs = options.databaseRequestBudgetMs ?? 0;
   app.decorateRequest('database', undefined);
+  app.decorateRequest('databaseBudget', undefined);
   const databaseOf = requestDatabase(options.store, budgetMs);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
@@ -143,7 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: creditLimits,
     authCache,
     idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
-    databaseRequestBudgetMs: budgetMs,
+    databaseOf,
   });
   registerMethodNotAllowed();
   return app;

@@ -24,7 +24,7 @@ import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { serializeRecord } from '../listing/serialize.js';
 import { selectList } from '../listing/sql.js';
 import { StoreUnavailableError, type Queryable, type Store } from '../store/store.js';
-import { DatabaseBudgetExceededError, remainingDatabaseBudget } from '../store/database-budget.js';
+import { DatabaseBudgetExceededError, type DatabaseBudget } from '../store/database-budget.js';
 import { problemDocument } from './problem.js';
 import type { WriteBody } from './write-body.js';
 import { WriteCoalescer, type Settled } from './write-coalescer.js';
@@ -37,6 +37,8 @@ export interface WriteRequest {
   readonly body: WriteBody;
   readonly idempotencyKey: string;
   readonly requestId: string;
+  /** The request's database time: its transaction (or its batch's, when it runs first in one) must fit in it. */
+  readonly budget?: DatabaseBudget | undefined;
 }
 
 export interface WriteAnswer {
@@ -87,7 +89,7 @@ export function coalescedWrites(
       // run up to maxBatch writes one after another, each waiting out its timeout.
       failsEveryRequest: (error) => error instanceof StoreUnavailableError,
       isOutOfTime: (error) => error instanceof StoreUnavailableError && error.cause instanceof DatabaseBudgetExceededError,
-      timeLeft: () => remainingDatabaseBudget(),
+      timeLeft: (request) => request.budget?.remaining(),
       outOfTime: () => new StoreUnavailableError(new DatabaseBudgetExceededError(0)),
     },
     maxBatch,
@@ -117,7 +119,7 @@ export async function recordWrite(store: Store, limits: ResourceDefinition, requ
         if (answer === 'reused') throw keyReused();
         if (!answer.replayed) storeIdempotentResponseAtCommit(tx, write.claim, answer.status, answer.body);
         return answer;
-      }, SYNCHRONOUS_STANDBY);
+      }, { ...SYNCHRONOUS_STANDBY, budget: request.budget });
     } catch (error) {
       // Another process's batch held this limit and waited for this write's key (the same request sent to
       // two processes at once): PostgreSQL rolled this one back, so run it again; the key then replays.
@@ -162,7 +164,7 @@ export async function recordWrites(
     }
     storeIdempotentResponsesAtCommit(tx, stored);
     return settled;
-  }, SYNCHRONOUS_STANDBY);
+  }, { ...SYNCHRONOUS_STANDBY, budget: requests[0]?.budget }); // a batch's database budget is its first request's
 }
 
 interface PreparedWrite {

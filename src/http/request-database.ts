@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The store as this request queries it (within its database budget); made on first use. */
     database: Queryable | undefined;
+    /** That budget: a write's transaction runs within it too. */
+    databaseBudget: DatabaseBudget | undefined;
   }
 }
 
@@ -21,5 +23,10 @@ export type DatabaseOf = (request: FastifyRequest) => Queryable;
 export function requestDatabase(store: Store, budgetMs: number): DatabaseOf {
   if (budgetMs <= 0 || !store.withBudget) return () => store;
   const withBudget = store.withBudget.bind(store);
-  return (request) => (request.database ??= withBudget(new DatabaseBudget(budgetMs)));
+  return (request) => {
+    if (request.database) return request.database;
+    const budget = new DatabaseBudget(budgetMs);
+    request.databaseBudget = budget;
+    return (request.database = withBudget(budget));
+  };
 }

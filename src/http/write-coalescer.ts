@@ -8,7 +8,7 @@ export interface CoalescedWork<R, T> {
   /** Requests with the same conflict key (e.g. Idempotency-Key) never share a batch. */
   conflictKeyOf(request: R): string;
   one(request: R): Promise<T>;
-  /** Throws (having changed nothing) when any request failed in a way only running it alone answers. */
+  /** Runs within the first request's database budget; throws (having changed nothing) when any request failed in a way only running it alone answers. */
   many(requests: readonly R[]): Promise<Settled<T>[]>;
   /**
    * Whether what a batch threw is every one of its requests' answer as it
@@ -16,24 +16,16 @@ export interface CoalescedWork<R, T> {
    * running each alone would only wait that long again, one after another).
    */
   failsEveryRequest(error: unknown): boolean;
-  /** Of such an error: only the budget of the request whose context the batch ran in ran out (not an outage). */
+  /** Of such an error: only the budget of the batch's first request ran out (not an outage). */
   isOutOfTime(error: unknown): boolean;
-  /** In a request's async context: ms of its database budget left (its clock starts now if it had not), undefined without one. */
-  timeLeft(): number | undefined;
+  /** Ms of the request's database budget left (its clock starts now if it had not), undefined without one. */
+  timeLeft(request: R): number | undefined;
   /** What a request whose budget ran out while it was queued gets (nothing of it ran). */
   outOfTime(): unknown;
 }
 
-import { AsyncResource } from 'node:async_hooks';
-
 interface Waiting<R, T> {
   readonly request: R;
-  /**
-   * The request's own async context (its database budget, its logger): a
-   * queued request runs when another request's transaction ends, and must
-   * not run inside that request's context, whose budget is spent.
-   */
-  readonly context: AsyncResource;
   resolve(value: T): void;
   reject(error: unknown): void;
   /** Set while the request waits in the queue: answers it 503 when its own budget runs out there. */
@@ -72,8 +64,7 @@ export class WriteCoalescer<R, T> {
     const lane = this.work.laneOf(request);
     const queue = this.lanes.get(lane);
     if (queue) {
-      const context = new AsyncResource('WriteCoalescer');
-      return new Promise<T>((resolve, reject) => this.enqueue(queue, { request, context, resolve, reject }));
+      return new Promise<T>((resolve, reject) => this.enqueue(queue, { request, resolve, reject }));
     }
     const waiting: Waiting<R, T>[] = [];
     this.lanes.set(lane, waiting);
@@ -88,7 +79,7 @@ export class WriteCoalescer<R, T> {
    * its budget's clock runs from here, and it is answered 503 if the budget runs out before its turn.
    */
   private enqueue(queue: Waiting<R, T>[], waiting: Waiting<R, T>, atFront = false): void {
-    const left = waiting.context.runInAsyncScope(() => this.work.timeLeft());
+    const left = this.work.timeLeft(waiting.request);
     if (left !== undefined && left <= 0) return waiting.reject(this.work.outOfTime());
     if (left !== undefined) {
       waiting.timer = setTimeout(() => {
@@ -136,9 +127,8 @@ export class WriteCoalescer<R, T> {
     if (batch.length === 1 && only) return this.runAlone(only);
     let settled: Settled<T>[];
     try {
-      // In its first request's context: a batch's database budget is that request's.
-      const requests = batch.map((waiting) => waiting.request);
-      settled = await batch[0]!.context.runInAsyncScope(() => this.work.many(requests));
+      // A batch runs within its first request's database budget (CoalescedWork.many).
+      settled = await this.work.many(batch.map((waiting) => waiting.request));
     } catch (error) {
       if (this.work.failsEveryRequest(error)) {
         // Only its first request's budget ran out (a lock wait, a slow commit): that one has its answer; the
@@ -165,7 +155,7 @@ export class WriteCoalescer<R, T> {
 
   private async runAlone(waiting: Waiting<R, T>): Promise<void> {
     try {
-      waiting.resolve(await waiting.context.runInAsyncScope(() => this.work.one(waiting.request)));
+      waiting.resolve(await this.work.one(waiting.request));
     } catch (error) {
       waiting.reject(error);
     }

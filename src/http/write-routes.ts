@@ -5,10 +5,10 @@ import { ApiError } from '../domain/errors.js';
 import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { NodeRole } from '../store/node-role.js';
-import { runWithDatabaseBudget } from '../store/database-budget.js';
-import type { Store } from '../store/store.js';
+import type { Queryable, Store } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
+import type { DatabaseOf } from './request-database.js';
 import { authenticateWithLimits } from './rate-limits.js';
 import { coalescedWrites } from './record-write.js';
 import { closeIfBodyPending } from './unread-body.js';
@@ -29,8 +29,8 @@ export interface WriteRoutesOptions {
   authCache?: AuthCache | undefined;
   /** How long a stored response is replayed for its Idempotency-Key. */
   idempotencyTtlHours: number;
-  /** Database time one write may use in total before it gets 503; none when 0. */
-  databaseRequestBudgetMs: number;
+  /** The store as a request sees it, within its database budget (DATABASE_REQUEST_BUDGET_MS): its transaction too. */
+  databaseOf: DatabaseOf;
 }
 
 /** `drawdown` → `drawdowns`: the collection a kind of entry is posted to. */
@@ -47,25 +47,14 @@ export function writePathOf(limits: ResourceDefinition, kind: LedgerKind): strin
  * limit's queue while another write to it is in flight (coalescedWrites).
  */
 export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOptions): Promise<void> {
-  const { store, role, limits, authCache, idempotencyTtlHours, databaseRequestBudgetMs } = options;
+  const { store, role, limits, authCache, idempotencyTtlHours, databaseOf } = options;
   const writes = coalescedWrites(store, limits, idempotencyTtlHours);
-
-  if (databaseRequestBudgetMs > 0) {
-    // Writes carry their budget in an AsyncLocalStorage (the coalescer runs a queued write, or a batch,
-    // in its request's context); reads carry theirs on the request. Callback style on purpose: the
-    // rest of the request (hooks, handler) runs inside the budget's context.
-    app.addHook('onRequest', (request, _reply, done) => {
-      // The guards' and the authentication's queries find the same budget through the store.
-      request.database = store;
-      runWithDatabaseBudget(databaseRequestBudgetMs, done);
-    });
-  }
 
   // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-  authenticateWithLimits(app, basicAuthHook((request) => request.database ?? store, authCache), 'writes');
+  authenticateWithLimits(app, basicAuthHook(databaseOf, authCache), 'writes');
   app.addHook('onRequest', async (request) => {
     if (requireAuth(request).scope !== 'write') {
       throw new ApiError('insufficient_scope', 'this API key is read-only; writes need a key created with `key create --scope write`');
@@ -84,8 +73,9 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
       const body = parseWriteBody(typeof request.body === 'string' ? request.body : undefined);
       const uid = request.params.uid;
       if (uid.includes('\u0000')) throw new ApiError('not_found', `no ${limits.name} with uid '${uid.slice(0, 80)}'`);
-      await refuseOnStandby(role);
-      const answer = await writes.run({ orgId: auth.orgId, keyId: auth.keyId, kind, limitUid: uid, body, idempotencyKey, requestId: request.id });
+      await refuseOnStandby(role, databaseOf(request));
+      const budget = request.databaseBudget;
+      const answer = await writes.run({ orgId: auth.orgId, keyId: auth.keyId, kind, limitUid: uid, body, idempotencyKey, requestId: request.id, budget });
       return send(reply, answer.status, answer.body, answer.replayed);
     });
   }
@@ -100,8 +90,8 @@ function send(reply: FastifyReply, status: number, body: string, replayed: boole
 }
 
 /** A hot standby cannot record anything: say so (503, retry on the primary) rather than fail in the database. */
-async function refuseOnStandby(role: NodeRole): Promise<void> {
-  const state = await role.current();
+async function refuseOnStandby(role: NodeRole, db: Queryable): Promise<void> {
+  const state = await role.current(db);
   if (state.role === 'primary') return;
   throw new ApiError(
     'service_unavailable',

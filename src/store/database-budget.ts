@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 
 /**
@@ -17,25 +16,6 @@ export class DatabaseBudget {
     this.deadline ??= now + this.ms;
     return this.deadline - now;
   }
-}
-
-// Only the write routes use this (their coalescer carries a request's context
-// into the batch it joins). Reads pass their budget explicitly: on Node 20 an
-// entered AsyncLocalStorage runs a hook on every promise of the process.
-const budgets = new AsyncLocalStorage<DatabaseBudget>();
-
-/**
- * Runs `fn` (a request) with `ms` of database time in total, found by every
- * store call in its async context. Queries outside any budget (CLI, imports)
- * are bounded by the store's own timeouts only.
- */
-export function runWithDatabaseBudget<T>(ms: number, fn: () => T): T {
-  return budgets.run(new DatabaseBudget(ms), fn);
-}
-
-/** Milliseconds of the current async context's budget left (see runWithDatabaseBudget), or undefined outside one. */
-export function remainingDatabaseBudget(): number | undefined {
-  return budgets.getStore()?.remaining();
 }
 
 /** The request used up its database budget: the database is too slow or frozen to serve it now. */

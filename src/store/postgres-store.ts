@@ -8,7 +8,7 @@ import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
 import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
-import { DatabaseBudgetExceededError, remainingDatabaseBudget, type DatabaseBudget } from './database-budget.js';
+import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -74,12 +74,8 @@ export class PostgresStore implements Store {
     this.pool.on('error', () => {});
   }
 
-  // Not async: a request's query returns queryWithin's promise as is (an async wrapper adds a promise per query).
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
-    const config = this.configOf(sql, params, options);
-    const budgetMs = remainingDatabaseBudget();
-    if (budgetMs !== undefined) return this.queryWithin(budgetMs, config) as Promise<Row[]>;
-    return this.queryUnbudgeted<Row>(config);
+    return this.queryUnbudgeted<Row>(this.configOf(sql, params, options));
   }
 
   withBudget(budget: DatabaseBudget): Queryable {
@@ -160,15 +156,15 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * In a request with a database budget (an HTTP write), waiting for a
-   * connection and the whole transaction must fit in what is left of it, as
+   * With `options.budget` (an HTTP write's), waiting for a connection and
+   * the whole transaction must fit in what is left of it, as
    * a read's queries must: past it the connection is closed (it may be stuck
    * on a frozen server), the transaction never commits, and the request gets
    * 503. A COMMIT already sent may still have committed: the caller's
    * Idempotency-Key tells on retry.
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    const budgetMs = remainingDatabaseBudget();
+    const budgetMs = options.budget?.remaining();
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs ?? 0)));
     if (budgetMs !== undefined && budgetMs <= 0) throw exceeded();
     let timedOut = false;

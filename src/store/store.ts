@@ -69,6 +69,11 @@ export interface TransactionOptions {
    * round trip.
    */
   readonly synchronousCommit?: 'remote_apply';
+  /**
+   * The request's database time (a PostgreSQL store): waiting for a
+   * connection and the whole transaction must fit in what is left of it.
+   */
+  readonly budget?: DatabaseBudget | undefined;
 }
 
 export interface Store extends Queryable {

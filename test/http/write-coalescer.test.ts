@@ -1,7 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { WriteCoalescer, type Settled } from '../../src/http/write-coalescer.js';
-import { remainingDatabaseBudget, runWithDatabaseBudget } from '../../src/store/database-budget.js';
+import { DatabaseBudget } from '../../src/store/database-budget.js';
 
 interface Req {
   readonly lane: string;
@@ -12,6 +11,7 @@ interface Req {
   readonly unreachable?: boolean;
   /** A batch this request heads runs out of the head's database budget. */
   readonly headRunsOut?: boolean;
+  readonly budget?: DatabaseBudget;
 }
 
 class Unreachable extends Error {}
@@ -53,7 +53,7 @@ function fakeWork(maxBatch: number) {
         }),
       failsEveryRequest: (error) => error instanceof Unreachable,
       isOutOfTime: (error) => error instanceof OutOfTime,
-      timeLeft: () => remainingDatabaseBudget(),
+      timeLeft: (r) => r.budget?.remaining(),
       outOfTime: () => new OutOfTime('budget ran out in the queue'),
     },
     maxBatch,
@@ -178,43 +178,10 @@ describe('WriteCoalescer', () => {
     expect(await next).toBe('ok: alone k1');
   });
 
-  it('runs a batch in the async context of its first request and a write run alone in its own, never in the context of the write before', async () => {
-    const requestContext = new AsyncLocalStorage<string>();
-    const seen: string[] = [];
-    const gates: (() => void)[] = [];
-    const gated = <V>(label: string, value: V) =>
-      new Promise<V>((resolve) => {
-        seen.push(`${label} in ${requestContext.getStore() ?? 'no request'}`);
-        gates.push(() => resolve(value));
-      });
-    const coalescer = new WriteCoalescer<Req, string>(
-      {
-        laneOf: (r) => r.lane,
-        conflictKeyOf: (r) => r.key,
-        one: (r) => gated(`one ${r.key}`, r.key),
-        many: (rs) => gated(`many ${rs.map((r) => r.key).join(',')}`, rs.map((r) => ({ ok: true as const, value: r.key }))),
-        failsEveryRequest: () => false,
-        isOutOfTime: () => false,
-        timeLeft: () => undefined,
-        outOfTime: () => new Error('not used'),
-      },
-      32,
-    );
-    const run = (key: string) => requestContext.run(`request ${key}`, () => coalescer.run({ lane: 'a', key }));
-    const answers = [run('k0'), run('k1'), run('k2'), run('k3')];
-    const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-    gates.shift()?.(); // k0 alone
-    await tick();
-    gates.shift()?.(); // the batch k1..k3
-    await tick();
-    expect(await Promise.all(answers)).toEqual(['k0', 'k1', 'k2', 'k3']);
-    expect(seen).toEqual(['one k0 in request k0', 'many k1,k2,k3 in request k1']);
-  });
-
   it('answers a queued write whose own database budget runs out while the write ahead hangs, without ever running it', async () => {
     const { coalescer, calls } = fakeWork(32);
     void coalescer.run({ lane: 'a', key: 'hangs' }); // never released: a frozen database
-    const queued = ['q1', 'q2', 'q3'].map((key) => settle(runWithDatabaseBudget(50, () => coalescer.run({ lane: 'a', key }))));
+    const queued = ['q1', 'q2', 'q3'].map((key) => settle(coalescer.run({ lane: 'a', key, budget: new DatabaseBudget(50) })));
     expect(await Promise.all(queued)).toEqual(Array(3).fill('error: budget ran out in the queue'));
     expect(calls.map((c) => c.keys)).toEqual([['hangs']]);
   });
@@ -222,7 +189,7 @@ describe('WriteCoalescer', () => {
   it("answers only the first write of a batch that ran out of that write's budget; the others run again, with their own", async () => {
     const { coalescer, calls, releaseNext } = fakeWork(32);
     const first = settle(coalescer.run({ lane: 'a', key: 'k0' }));
-    const budgeted = (key: string, headRunsOut = false) => settle(runWithDatabaseBudget(60_000, () => coalescer.run({ lane: 'a', key, headRunsOut })));
+    const budgeted = (key: string, headRunsOut = false) => settle(coalescer.run({ lane: 'a', key, headRunsOut, budget: new DatabaseBudget(60_000) }));
     const answers = [budgeted('k1', true), budgeted('k2'), budgeted('k3')];
     await releaseNext();
     expect(await first).toBe('ok: alone k0');

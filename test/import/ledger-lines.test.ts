@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { importJsonl, type ImportError } from '../../src/import/index.js';
+import { ImportError, importJsonl } from '../../src/import/index.js';
 import { applyLedgerEntry, LedgerError, type LedgerResult } from '../../src/ledger/index.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -87,6 +87,31 @@ describeEachStore('import of ledger lines', (store, kind) => {
     const changed = [...lines, { object: 'drawdown', id: 'rep_2', limit: 'cl_rep', amount: '5.00' }]; // batch 3: line 3's id
     const error = (await importLines(store(), other.org.uid, changed, { batchLines: 2 }).catch((e: unknown) => e)) as ImportError;
     expect(error.errors).toEqual([{ line: 6, reason: "ledger id 'rep_2' is used on line 3 with different content" }]);
+  });
+
+  it('reports every unknown limit and every reused id with other content, whichever batch holds them: a limit first named after the first batch, a reuse inside one batch, a line that is both', async () => {
+    const tenant = await createTenant(store());
+    const lines = [
+      { ...LIMIT, uid: 'cl_a', capacity: '100.00' },
+      { object: 'drawdown', id: 'd1', limit: 'cl_a', amount: '10.00' }, // batch 1: every limit found
+      { object: 'drawdown', id: 'd2', limit: 'cl_a', amount: '1.00' },
+      { object: 'drawdown', id: 'd2', limit: 'cl_a', amount: '2.00' }, // batch 2: line 3's id, other amount
+      { object: 'drawdown', id: 'd3', limit: 'cl_gone', amount: '1.00' },
+      { object: 'drawdown', id: 'd1', limit: 'cl_gone', amount: '10.00' }, // batch 3: line 2's id, and no such limit
+      { object: 'repayment', id: 'd4', limit: 'cl_gone', amount: '1.00' }, // batch 4
+    ];
+    const error = (await importLines(store(), tenant.org.uid, lines, { batchLines: 2 }).catch((e: unknown) => e)) as ImportError;
+    expect(error).toBeInstanceOf(ImportError);
+    const gone = "no credit limit 'cl_gone' in this organization or this file";
+    expect([...error.errors].sort((a, b) => a.line - b.line || a.reason.localeCompare(b.reason))).toEqual([
+      { line: 4, reason: "ledger id 'd2' is used on line 3 with different content" },
+      { line: 5, reason: gone },
+      { line: 6, reason: "ledger id 'd1' is used on line 2 with different content" },
+      { line: 6, reason: gone },
+      { line: 7, reason: gone },
+    ]);
+    expect(error.total).toBe(5);
+    expect(await limitState(store(), tenant.org.id, 'cl_a')).toBeUndefined(); // nothing written, the limit of line 1 neither
   });
 
   it('refuses a repayment before the drawdown it would repay, even when the lines of the batch add up', async () => {

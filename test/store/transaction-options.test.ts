@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseBudgetExceededError, runWithDatabaseBudget } from '../../src/store/database-budget.js';
+import { DatabaseBudget, DatabaseBudgetExceededError } from '../../src/store/database-budget.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -50,7 +50,7 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('store.transa
     try {
       const held = store.transaction(() => new Promise<void>((resolve) => (releaseHeld = resolve)));
       await new Promise<void>((resolve) => setImmediate(resolve));
-      const waited = runWithDatabaseBudget(300, () => store.transaction(async (tx) => tx.query('SELECT 1')));
+      const waited = store.transaction(async (tx) => tx.query('SELECT 1'), { budget: new DatabaseBudget(300) });
       const outcome = await Promise.race([
         waited.then(() => 'committed', (error: unknown) => error),
         new Promise((resolve) => setTimeout(() => resolve('still waiting after 20 s'), 20_000).unref()),
