@@ -4,16 +4,15 @@ import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/apply-ledger-entry.js';
-import { applyLedgerLines, checkLedgerLines, stageLedgerBatch, type LedgerCounts } from './merge-ledger.js';
+import { applyLedgerLines, checkLedgerLimits, stageLedgerBatch, type LedgerCounts, type LedgerStaging } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';
 import {
   CREATE_LEDGER_FIRST_TABLE,
   CREATE_LEDGER_LIMITS_TABLE,
-  CREATE_LEDGER_LINES_TABLE,
+  CREATE_LEDGER_UNRESOLVED_TABLE,
   CREATE_STAGING_TABLE,
   EMPTY_STAGING_TABLE,
-  KEEP_LEDGER_LINES,
   STAGING_COPY_TARGET,
   toCopyRow,
 } from './staging.js';
@@ -110,10 +109,11 @@ export async function importJsonl(
       // Ledger lines and capacities move balances: like `draw`, success only once the synchronous standby shows them.
       await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; SET LOCAL work_mem = '64MB'; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
       await tx.exec(CREATE_STAGING_TABLE);
-      await tx.exec(CREATE_LEDGER_LINES_TABLE);
+      await tx.exec(CREATE_LEDGER_UNRESOLVED_TABLE);
       await tx.exec(CREATE_LEDGER_LIMITS_TABLE);
       await tx.exec(CREATE_LEDGER_FIRST_TABLE);
       const records = await RecordMerger.start(tx, org.id);
+      const ledger: LedgerStaging = { unresolvedLimits: false };
       const errors = new LineErrorList(maxErrors);
       const read = { lines: 0, nonBlank: 0, bytes: 0 };
 
@@ -136,7 +136,7 @@ export async function importJsonl(
         merging = (async () => {
           await previous;
           await tx.copyFrom(STAGING_COPY_TARGET, batch.slices());
-          await mergeBatch(tx, org.id, records, batch.kinds, errors, maxErrors);
+          await mergeBatch(tx, org.id, records, ledger, batch.kinds, errors, maxErrors);
           batch.clear();
         })();
         merging.catch(() => {}); // observed by the next await of `merging`
@@ -174,7 +174,7 @@ export async function importJsonl(
         await merging.catch(() => {});
       }
       await merging;
-      const summary = await finish(tx, org.id, records, read.nonBlank, errors, maxErrors);
+      const summary = await finish(tx, org.id, records, ledger, read.nonBlank, errors, maxErrors);
       report({ phase: 'done', lines: read.lines, bytes: read.bytes });
       return summary;
     });
@@ -241,15 +241,15 @@ async function mergeBatch(
   tx: Transaction,
   orgId: string,
   records: RecordMerger,
+  ledger: LedgerStaging,
   kinds: Record<string, number>,
   errors: LineErrorList,
   maxErrors: number,
 ): Promise<void> {
-  const ledgerLines = (kinds[LEDGER] ?? 0) > 0;
-  if (ledgerLines) await tx.query(KEEP_LEDGER_LINES);
+  const ledgerLines = kinds[LEDGER] ?? 0;
   await records.mergeBatch(kinds, errors, maxErrors);
   // After the records: a limit this batch defines is found for its ledger lines.
-  if (ledgerLines) await stageLedgerBatch(tx, orgId);
+  if (ledgerLines > 0) await stageLedgerBatch(tx, orgId, ledgerLines, ledger, errors, maxErrors);
   await tx.query(EMPTY_STAGING_TABLE);
 }
 
@@ -257,12 +257,13 @@ async function finish(
   tx: Transaction,
   orgId: string,
   records: RecordMerger,
+  staged: LedgerStaging,
   lines: number,
   errors: LineErrorList,
   maxErrors: number,
 ): Promise<ImportSummary> {
   const collections = await records.counts();
-  await checkLedgerLines(tx, orgId, errors, maxErrors);
+  await checkLedgerLimits(tx, orgId, staged, errors, maxErrors);
   // Writes nothing once any line is invalid, but still finds every overdraw.
   const ledger = await applyLedgerLines(tx, orgId, errors, maxErrors);
   if (errors.total > 0) throw errors.toError();

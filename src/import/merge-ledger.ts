@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
-import { LEDGER_FIRST_TABLE, LEDGER_LIMITS_TABLE, LEDGER_LINES_TABLE, STAGING_TABLE } from './staging.js';
+import { LEDGER_FIRST_TABLE, LEDGER_LIMITS_TABLE, LEDGER_UNRESOLVED_TABLE, STAGING_TABLE } from './staging.js';
 
 export interface LedgerCounts {
   /** New entries recorded. */
@@ -18,39 +18,84 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
 const LEDGER_OBJECTS = `('drawdown', 'repayment')`;
 
+/** What the batches staged so far leave for the checks at the end. */
+export interface LedgerStaging {
+  /** Some limit a ledger line names was not found when its batch was staged. */
+  unresolvedLimits: boolean;
+}
+
 /**
- * Sets a batch's ledger lines aside, once its records are merged (so a limit
- * the batch itself defines is found): each limit uid not seen before is
- * looked up, and the first line of each id not seen before is kept with its
- * limit's id. Runs while the next batch is parsed, so the end of the import
- * has no whole-file sort or lookup left to do.
+ * Sets a batch of `lines` ledger lines aside, once its records are merged
+ * (so a limit the batch itself defines is found): each limit uid not seen
+ * before is looked up, and the first line of each id not seen before is
+ * kept with its limit's id. A line that uses an id seen before (in this
+ * batch or an earlier one) with other content is reported now; a line whose
+ * limit is not found yet is kept to be looked up again at the end. Runs
+ * while the next batch is parsed, so the end of the import has no
+ * whole-file sort or lookup left to do, and no copy of every line.
  */
-export async function stageLedgerBatch(tx: Queryable, orgId: string): Promise<void> {
-  await tx.query(
-    `INSERT INTO ${LEDGER_LIMITS_TABLE} (limit_uid, limit_id)
-     SELECT u.limit_uid, l.id
-       FROM (SELECT DISTINCT s.limit_uid FROM ${STAGING_TABLE} s
-              WHERE s.object IN ${LEDGER_OBJECTS}
-                AND NOT EXISTS (SELECT 1 FROM ${LEDGER_LIMITS_TABLE} m WHERE m.limit_uid = s.limit_uid)) u
-       LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true`,
+export async function stageLedgerBatch(
+  tx: Queryable,
+  orgId: string,
+  lines: number,
+  staging: LedgerStaging,
+  errors: LineErrorList,
+  maxErrors: number,
+): Promise<void> {
+  const [limits] = await tx.query<{ unresolved: string }>(
+    `WITH added AS (
+       INSERT INTO ${LEDGER_LIMITS_TABLE} (limit_uid, limit_id)
+       SELECT u.limit_uid, l.id
+         FROM (SELECT DISTINCT s.limit_uid FROM ${STAGING_TABLE} s
+                WHERE s.object IN ${LEDGER_OBJECTS}
+                  AND NOT EXISTS (SELECT 1 FROM ${LEDGER_LIMITS_TABLE} m WHERE m.limit_uid = s.limit_uid)) u
+         LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true
+       RETURNING limit_id)
+     SELECT count(*) FILTER (WHERE limit_id IS NULL)::text AS unresolved FROM added`,
     [orgId],
   );
-  await tx.query(
-    `INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
-     SELECT DISTINCT ON (s.uid) s.line, s.uid, s.object, s.amount, s.at, s.limit_uid, m.limit_id
-       FROM ${STAGING_TABLE} s JOIN ${LEDGER_LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
+  if (Number(limits?.unresolved ?? 0) > 0) staging.unresolvedLimits = true;
+  const [firsts] = await tx.query<{ kept: string }>(
+    `WITH added AS (
+       INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
+       SELECT DISTINCT ON (s.uid) s.line, s.uid, s.object, s.amount, s.at, s.limit_uid, m.limit_id
+         FROM ${STAGING_TABLE} s JOIN ${LEDGER_LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
+        WHERE s.object IN ${LEDGER_OBJECTS}
+        ORDER BY s.uid, s.line
+       ON CONFLICT (id) DO NOTHING
+       RETURNING 1)
+     SELECT count(*)::text AS kept FROM added`,
+  );
+  if (staging.unresolvedLimits) {
+    await tx.query(
+      `INSERT INTO ${LEDGER_UNRESOLVED_TABLE} (line, limit_uid)
+       SELECT s.line, s.limit_uid FROM ${STAGING_TABLE} s JOIN ${LEDGER_LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
+        WHERE s.object IN ${LEDGER_OBJECTS} AND m.limit_id IS NULL`,
+    );
+  }
+  // Every line kept as its id's first: no line of this batch reuses an id.
+  if (Number(firsts?.kept ?? 0) === lines) return;
+  await collectLineErrors<{ line: string; id: string; first_line: string }>(
+    tx,
+    errors,
+    maxErrors,
+    `SELECT s.line, s.uid AS id, f.line AS first_line
+       FROM ${STAGING_TABLE} s JOIN ${LEDGER_FIRST_TABLE} f ON f.id = s.uid AND f.line <> s.line
       WHERE s.object IN ${LEDGER_OBJECTS}
-      ORDER BY s.uid, s.line
-     ON CONFLICT (id) DO NOTHING`,
+        AND ((s.object, s.limit_uid, s.amount) IS DISTINCT FROM (f.kind, f.limit_uid, f.amount)
+             OR (s.at IS NOT NULL AND f.at IS NOT NULL AND s.at <> f.at))`,
+    [],
+    (row) => `ledger id '${row.id}' is used on line ${row.first_line} with different content`,
   );
 }
 
 /**
- * Finds ledger lines that can never apply: an unknown limit, or an id used
- * with different content (earlier in the file, or already recorded).
+ * Reports the ledger lines whose credit limit neither the store nor the
+ * file has, once the whole file is merged (a limit no batch found may be
+ * one the file defines after the lines that name it).
  */
-export async function checkLedgerLines(tx: Queryable, orgId: string, errors: LineErrorList, maxErrors: number): Promise<void> {
-  // A limit no batch found may be one the file defines after the lines that name it.
+export async function checkLedgerLimits(tx: Queryable, orgId: string, staging: LedgerStaging, errors: LineErrorList, maxErrors: number): Promise<void> {
+  if (!staging.unresolvedLimits) return;
   const found = await tx.query(
     `UPDATE ${LEDGER_LIMITS_TABLE} m SET limit_id = l.id FROM credit_limits l
       WHERE m.limit_id IS NULL AND l.org_id = $1 AND l.uid = m.limit_uid
@@ -63,30 +108,13 @@ export async function checkLedgerLines(tx: Queryable, orgId: string, errors: Lin
         WHERE f.limit_id IS NULL AND m.limit_uid = f.limit_uid AND m.limit_id IS NOT NULL`,
     );
   }
-
   await collectLineErrors<{ line: string; limit_uid: string }>(
     tx,
     errors,
     maxErrors,
-    `SELECT line, limit_uid FROM ${LEDGER_LINES_TABLE} WHERE limit_uid IN (SELECT limit_uid FROM ${LEDGER_LIMITS_TABLE} WHERE limit_id IS NULL)`,
+    `SELECT line, limit_uid FROM ${LEDGER_UNRESOLVED_TABLE} WHERE limit_uid IN (SELECT limit_uid FROM ${LEDGER_LIMITS_TABLE} WHERE limit_id IS NULL)`,
     [],
     (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
-  );
-  // Only a file that uses an id on several lines can use one with different content.
-  const [ids] = await tx.query<{ reused: boolean }>(
-    `SELECT (SELECT count(*) FROM ${LEDGER_LINES_TABLE}) > (SELECT count(*) FROM ${LEDGER_FIRST_TABLE}) AS reused`,
-  );
-  if (!ids?.reused) return;
-  await collectLineErrors<{ line: string; id: string; first_line: string }>(
-    tx,
-    errors,
-    maxErrors,
-    `SELECT e.line, e.uid AS id, f.line AS first_line
-       FROM ${LEDGER_LINES_TABLE} e JOIN ${LEDGER_FIRST_TABLE} f ON f.id = e.uid AND f.line <> e.line
-      WHERE (e.object, e.limit_uid, e.amount) IS DISTINCT FROM (f.kind, f.limit_uid, f.amount)
-         OR (e.at IS NOT NULL AND f.at IS NOT NULL AND e.at <> f.at)`,
-    [],
-    (row) => `ledger id '${row.id}' is used on line ${row.first_line} with different content`,
   );
 }
 

@@ -10,8 +10,12 @@ import { RECORD_KINDS } from './record-kinds.js';
  */
 export const STAGING_TABLE = 'import_stage';
 
-/** Ledger lines of every batch, kept until the records are all merged. */
-export const LEDGER_LINES_TABLE = 'import_ledger_lines';
+/**
+ * The ledger lines whose credit limit was not found when their batch was
+ * staged (the file may define it further on): looked up once more at the
+ * end, and each line still without one is reported.
+ */
+export const LEDGER_UNRESOLVED_TABLE = 'import_ledger_unresolved';
 
 const RECORD_COLUMNS = RECORD_KINDS.stagingColumns;
 
@@ -26,8 +30,10 @@ ${RECORD_COLUMNS.map((column) => `  ${column.name} ${column.sqlType},\n`).join('
   at timestamptz
 ) ON COMMIT DROP`;
 
-export const CREATE_LEDGER_LINES_TABLE = `CREATE TEMP TABLE ${LEDGER_LINES_TABLE} ON COMMIT DROP AS
-  SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WITH NO DATA`;
+export const CREATE_LEDGER_UNRESOLVED_TABLE = `CREATE TEMP TABLE ${LEDGER_UNRESOLVED_TABLE} (
+  line bigint NOT NULL,
+  limit_uid text COLLATE "C" NOT NULL
+) ON COMMIT DROP`;
 
 /**
  * The credit limits the file's ledger lines name, each looked up once, as the
@@ -58,10 +64,6 @@ export const CREATE_LEDGER_FIRST_TABLE = `CREATE TEMP TABLE ${LEDGER_FIRST_TABLE
   limit_uid text COLLATE "C" NOT NULL,
   limit_id bigint
 ) ON COMMIT DROP`;
-
-/** Moves a batch's ledger lines aside; records are merged straight from the batch. */
-export const KEEP_LEDGER_LINES = `INSERT INTO ${LEDGER_LINES_TABLE}
-  SELECT line, object, uid, limit_uid, amount, at FROM ${STAGING_TABLE} WHERE object IN ('drawdown', 'repayment')`;
 
 export const EMPTY_STAGING_TABLE = `TRUNCATE ${STAGING_TABLE}`;
 
