@@ -73,7 +73,9 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
       const body = parseWriteBody(typeof request.body === 'string' ? request.body : undefined);
       const uid = request.params.uid;
       if (uid.includes('\u0000')) throw new ApiError('not_found', `no ${limits.name} with uid '${uid.slice(0, 80)}'`);
-      await refuseOnStandby(role, databaseOf(request));
+      // The request's view of the store, made here if the authentication had no query to run: with it, its budget.
+      const db = databaseOf(request);
+      await refuseOnStandby(role, db);
       const budget = request.databaseBudget;
       const answer = await writes.run({ orgId: auth.orgId, keyId: auth.keyId, kind, limitUid: uid, body, idempotencyKey, requestId: request.id, budget });
       return send(reply, answer.status, answer.body, answer.replayed);

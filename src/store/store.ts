@@ -79,8 +79,9 @@ export interface TransactionOptions {
 export interface Store extends Queryable {
   readonly kind: StoreKind;
   /**
-   * The store's queries bounded by one request's database time, whatever
-   * async context they run in; absent where there is no such bound (PGlite).
+   * The store's queries bounded by one request's database time (the same
+   * budget bounds that request's transaction through TransactionOptions);
+   * absent where there is no such bound (PGlite).
    */
   withBudget?(budget: DatabaseBudget): Queryable;
   /** Where the data lives, safe to print: never includes a password. */
