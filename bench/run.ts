@@ -13,12 +13,16 @@
  * says what they leave in the database).
  *
  *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--warmup 2] [--connections 16,32] [--only a,c,w1]
- *                    [--no-pglite] [--no-ceiling] [--no-bare] [--profile DIR] [--log-level warn]
+ *                    [--rounds 1] [--no-pglite] [--no-ceiling] [--no-bare] [--profile DIR] [--log-level warn]
  *                    [--load-generator auto|wrk|autocannon]
  *
  * CPU per request is what belongs to the service alone on a shared machine:
  * req/s and latency move with whatever else runs, CPU time per request much
- * less. `--profile DIR` starts both processes with `node --cpu-prof` and
+ * less. `--rounds N` measures each read row's service and bare handler N
+ * times, alternately, and reports each figure's median (requests and
+ * failures summed): on a machine whose speed drifts from minute to minute, a
+ * single service run followed by a single bare run can land on either side
+ * of the drift, and their ratio with it. `--profile DIR` starts both processes with `node --cpu-prof` and
  * leaves their profiles in DIR/service and DIR/bare (summarize one with
  * `node --import tsx bench/profile-summary.ts FILE`).
  *
@@ -60,6 +64,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '42' },
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '16,32' },
     only: { type: 'string' },
     'pool-size': { type: 'string', default: '10' },
@@ -77,6 +82,8 @@ const { values: args } = parseArgs({
 const spec: DatasetSpec = { seed: Number(args.seed), scale: Number(args.scale) };
 const seconds = Number(args.seconds);
 const warmup = Number(args.warmup);
+const rounds = Number(args.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds takes a whole number of at least 1, not ${args.rounds}`);
 const connectionCounts = args.connections.split(',').map(Number);
 if (connectionCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--connections takes whole numbers, e.g. 16,32, not ${args.connections}`);
 const poolSize = Number(args['pool-size']);
@@ -216,13 +223,19 @@ async function runScenarios(
           measureProcess(target, (secs) =>
             generator.drive({ url: target.url, headers, nextPath: () => `/api/${scenario.path}/?${scenario.nextQuery()}`, connections, seconds: secs }),
           );
-        log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service`);
-        const measured = await load(service, { authorization });
-        let bareMeasured: ProcessMeasurement | undefined;
-        if (bare) {
-          log(`(${scenario.id}) ${scenario.title}, ${connections} connections: bare handler`);
-          bareMeasured = await load(bare, {});
+        const services: ProcessMeasurement[] = [];
+        const bares: ProcessMeasurement[] = [];
+        for (let round = 1; round <= rounds; round += 1) {
+          const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
+          log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service${of}`);
+          services.push(await load(service, { authorization }));
+          if (bare) {
+            log(`(${scenario.id}) ${scenario.title}, ${connections} connections: bare handler${of}`);
+            bares.push(await load(bare, {}));
+          }
         }
+        const measured = medianOf(services);
+        const bareMeasured = bare ? medianOf(bares) : undefined;
         let ceiling: Measurement | undefined;
         if (!args['no-ceiling']) {
           log(`(${scenario.id}) ${scenario.title}, ${connections} connections: database ceiling`);
@@ -268,6 +281,24 @@ async function runWriteScenarios(store: PostgresStore, service: RunningService, 
     await store.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
   }
   return rows;
+}
+
+/** Each figure's median over the rounds of one row; requests and failures summed. */
+function medianOf(measurements: readonly ProcessMeasurement[]): ProcessMeasurement {
+  const median = (pick: (m: ProcessMeasurement) => number) => {
+    const sorted = measurements.map(pick).sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? (sorted[middle] ?? NaN) : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
+  };
+  const sum = (pick: (m: ProcessMeasurement) => number) => measurements.reduce((total, m) => total + pick(m), 0);
+  return {
+    requests: sum((m) => m.requests),
+    failures: sum((m) => m.failures),
+    perSecond: median((m) => m.perSecond),
+    p50: median((m) => m.p50),
+    p99: median((m) => m.p99),
+    cpuUs: median((m) => m.cpuUs),
+  };
 }
 
 /** Warm-up, then the measured load with the serving process's CPU time read just before and just after it. */
@@ -366,7 +397,7 @@ function printTable(rows: readonly Row[], peakRss: PeakRss, settings: string, st
   const rate = (value: number | undefined) => (value !== undefined && Number.isFinite(value) ? value.toFixed(0) : '—');
   const mib = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} MiB` : '—');
   const lines = [
-    `Scale ${spec.scale} (seed ${spec.seed}), ${seconds} s per measurement after ${warmup} s of warm-up, load generator ${generator.description}, service LOG_LEVEL=${args['log-level']}, Node ${process.version}, ${settings}.`,
+    `Scale ${spec.scale} (seed ${spec.seed}), ${seconds} s per measurement after ${warmup} s of warm-up${rounds > 1 ? `, reads: ${rounds} rounds of service and bare handler in turn, medians` : ''}, load generator ${generator.description}, service LOG_LEVEL=${args['log-level']}, Node ${process.version}, ${settings}.`,
     `CPU µs/req: the serving process's user + system CPU time during the measured load (/proc/<pid>/stat) per request answered. Bare: a Fastify handler running the same list-engine call with no auth, hooks, logging or metrics (bench/bare-server.ts).`,
     `Writes (w…): POST drawdowns of 1.00, each with a fresh Idempotency-Key, on the organization ${WRITES_ORG_UID} (limits no run can spend); failures are counted by status.`,
     '',
