@@ -6,18 +6,28 @@
  *
  * `--loan` names the loan: it is the drawdown's reference and its
  * Idempotency-Key, so running the command again for the same loan (after a
- * crash, a timeout, a lost answer) draws once. Without it a fresh loan id is
- * made up and printed. `--check-only` decides and records nothing (a read key
+ * crash, a timeout, a lost answer) draws once: a run first looks for the
+ * loan's drawdown among the entity's limits in that currency, and if an
+ * earlier run recorded it, says so (ALREADY DRAWN) and draws nothing.
+ * Without it a fresh loan id is made up and printed. `--check-only` decides and records nothing (a read key
  * is enough for that).
  *
  * Reads LENDING_API_URL (default http://127.0.0.1:3000), LENDING_API_ORG
  * (default org_demo) and LENDING_API_KEY, or the flags --url, --org, --key.
- * Exits 0 when the loan can go ahead (and was drawn), 2 when it cannot, 1 on an error.
+ * Exits 0 when the loan can go ahead (and was drawn) or was drawn before, 2 when it cannot, 1 on an error.
  */
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { LendingApiError, LendingClient, type CreditLimit, type LedgerWriteResult, type PaymentMethod, type RetryEvent } from 'lending-api/client';
+import {
+  LendingApiError,
+  LendingClient,
+  type CreditLimit,
+  type LedgerEntry,
+  type LedgerWriteResult,
+  type PaymentMethod,
+  type RetryEvent,
+} from 'lending-api/client';
 
 export interface LoanRequest {
   readonly entity: string;
@@ -81,6 +91,45 @@ export async function prepareLoan(client: LendingClient, request: LoanRequest): 
     };
   }
   return { ready: true, request: normalized, paymentMethod, creditLimit, balanceAfter: (balanceCents - amountCents) / 100 };
+}
+
+/** How far back an earlier run's drawdown is looked for: the 24 hours the service remembers an Idempotency-Key. */
+export const LOAN_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+
+export interface EarlierDrawdown {
+  readonly entry: LedgerEntry;
+  /** The limit as it is now. */
+  readonly limit: CreditLimit;
+}
+
+/**
+ * The drawdown an earlier run recorded for `loanId` (its reference) on one
+ * of the entity's limits in the currency, within the last 24 hours, or
+ * undefined. A rerun must not decide afresh: the balance it would see
+ * already has this loan taken from it.
+ */
+export async function findLoanDrawdown(
+  client: LendingClient,
+  request: Omit<LoanRequest, 'amount'>,
+  loanId: string,
+  now: Date = new Date(),
+): Promise<EarlierDrawdown | undefined> {
+  const currency = request.currency.toUpperCase();
+  const since = new Date(now.getTime() - LOAN_LOOKBACK_MS).toISOString();
+  for await (const limit of client.creditLimits.listAll({ entity: request.entity })) {
+    if (limit.currency !== currency) continue;
+    for await (const entry of client.creditLimits.entries(limit.uid).listAll({ created_from: since })) {
+      if (entry.kind === 'drawdown' && entry.reference === loanId) return { entry, limit };
+    }
+  }
+  return undefined;
+}
+
+export function describeEarlierDrawdown({ entry, limit }: EarlierDrawdown): string {
+  return (
+    `ALREADY DRAWN ${entry.id} (loan ${entry.reference ?? '—'}) of ${money(Math.round(entry.amount * 100))} ${limit.currency}, recorded ${entry.created_at}: ` +
+    `nothing drawn now; ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`
+  );
 }
 
 /**
@@ -160,6 +209,16 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     // Rate limited, the database briefly away, a drawdown's answer lost: say so instead of waiting in silence.
     onRetry: (event) => console.error(describeRetry(event)),
   });
+  if (values.loan !== undefined) {
+    const earlier = await findLoanDrawdown(client, { entity, currency }, values.loan);
+    if (earlier) {
+      if (Math.round(earlier.entry.amount * 100) !== toCents(amount)) {
+        throw new UsageError(`loan ${values.loan} was drawn earlier for ${money(Math.round(earlier.entry.amount * 100))} ${earlier.limit.currency} (${earlier.entry.id}), not ${money(toCents(amount))}; a different loan needs its own --loan`);
+      }
+      console.log(values.json ? JSON.stringify({ already_drawn: earlier }, null, 2) : describeEarlierDrawdown(earlier));
+      return 0;
+    }
+  }
   const decision = await prepareLoan(client, { entity, currency, amount });
   if (!decision.ready || values['check-only']) {
     console.log(values.json ? JSON.stringify(decision, null, 2) : describeDecision(decision));

@@ -120,8 +120,32 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
 
       const rerun = await example(args, demo.write_key);
       expect(rerun.code, rerun.stderr).toBe(0);
-      expect(rerun.stdout.match(/DRAWN +(dd_\S+)/)?.[1]).toBe(result.stdout.match(/DRAWN +(dd_\S+)/)?.[1]);
+      const drawn = result.stdout.match(/DRAWN +(dd_\S+)/)?.[1];
+      expect(rerun.stdout).toMatch(
+        new RegExp(`^ALREADY DRAWN ${drawn} \\(loan loan-cli-1\\) of 5000\\.00 USD, recorded \\S+Z: nothing drawn now; cl_demo_03_usd has 6750\\.50 USD left\\n$`),
+      );
       expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
+
+      // The same loan id with another amount is a mistake, not a new loan.
+      const changed = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '10', '--loan', 'loan-cli-1'], demo.write_key);
+      expect(changed.code).toBe(1);
+      expect(changed.stderr).toContain('prepare-loan: loan loan-cli-1 was drawn earlier for 5000.00 USD');
+      expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
+    });
+
+    it('says ALREADY DRAWN, not DECLINED, when the loan itself took the balance a rerun would need', async () => {
+      const before = await balanceOf('cl_demo_08_usd');
+      const amount = ((before - 100) / 100).toFixed(2);
+      const args = ['--entity', 'ent_demo_08', '--currency', 'USD', '--amount', amount, '--loan', 'loan-cli-2'];
+      expect((await example(args, demo.write_key)).code).toBe(0);
+      expect(await balanceOf('cl_demo_08_usd')).toBe(100);
+
+      const rerun = await example(args, demo.write_key);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(rerun.stdout).toMatch(new RegExp(`^ALREADY DRAWN dd_\\S+ \\(loan loan-cli-2\\) of ${amount.replace('.', '\\.')} USD`));
+      expect(await balanceOf('cl_demo_08_usd')).toBe(100);
+      // Another loan of the same amount is declined: the balance is spent.
+      expect((await example(['--entity', 'ent_demo_08', '--currency', 'USD', '--amount', amount, '--loan', 'loan-cli-3'], demo.write_key)).code).toBe(2);
     });
 
     it('retries a drawdown whose answer was lost with the same key, and the limit is drawn once', async () => {
