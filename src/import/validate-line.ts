@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AMOUNT_RULES } from '../ledger/amount.js';
 import { LEDGER_KINDS, newLedgerId, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ImportField } from '../listing/resource-definition.js';
+import { truncate } from '../listing/value-parsers.js';
 import { IMPORT_OBJECTS, type ImportRecord } from './import-record.js';
 import { LineFields } from './line-fields.js';
 import { parseJsonLine } from './parse-json-line.js';
@@ -22,8 +23,14 @@ export function validateLine(text: string): LineValidation {
   let record: ImportRecord | undefined;
   if (kind) record = readRecord(kind, fields);
   else if ((LEDGER_KINDS as readonly unknown[]).includes(object)) record = readLedgerLine(object as LedgerKind, fields);
-  else return { ok: false, reason: `object must be one of ${IMPORT_OBJECTS.join(', ')}` };
+  else return { ok: false, reason: unknownObject(object) };
   return fields.problems.length > 0 || !record ? { ok: false, reason: fields.problems.join('; ') } : { ok: true, record };
+}
+
+function unknownObject(object: unknown): string {
+  const objects = IMPORT_OBJECTS.join(', ');
+  if (object === undefined || object === null) return `object is required: one of ${objects}`;
+  return `object must be one of ${objects}, got ${typeof object === 'string' ? `'${truncate(object)}'` : `a ${Array.isArray(object) ? 'list' : typeof object}`}`;
 }
 
 /** A line of a collection, read field by field as its definition says. */

@@ -65,5 +65,5 @@ function summaryText(org: string, summary: ImportSummary, seconds: number): stri
   const ledger = `${summary.ledger_entries.applied} recorded, ${summary.ledger_entries.unchanged} already recorded`;
   const rows = [...collections, ['ledger entries', ledger]];
   const width = Math.max(...rows.map(([name = '']) => name.length)) + 1;
-  return [`imported ${summary.lines} lines into ${org} in ${seconds.toFixed(1)}s`, ...rows.map(([name = '', text]) => `  ${`${name}:`.padEnd(width + 1)}${text}`)].join('\n');
+  return [`imported ${summary.lines} ${summary.lines === 1 ? 'line' : 'lines'} into ${org} in ${seconds.toFixed(1)}s`, ...rows.map(([name = '', text]) => `  ${`${name}:`.padEnd(width + 1)}${text}`)].join('\n');
 }

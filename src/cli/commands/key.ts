@@ -43,7 +43,7 @@ export function registerKey(program: Command): void {
     });
   key
     .command('revoke')
-    .description('revoke an API key at once')
+    .description('revoke an API key (refused everywhere within AUTH_CACHE_TTL_MS, 5 s by default)')
     .argument('<id>', 'key id (key_…)')
     .option('--json', 'machine-readable output')
     .action(async (id: string, options: OutputOptions) => {
