@@ -13,7 +13,6 @@ import { healthRoutes } from './http/health-routes.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
 import { OutageLog } from './http/outage-log.js';
 import { bodyPending } from './http/unread-body.js';
-import { rejectAmbiguousAuthorization } from './auth/basic-auth-hook.js';
 import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
@@ -27,6 +26,7 @@ import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js'
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { realTimeGuard } from './http/real-time-guard.js';
 import { writeRoutes } from './http/write-routes.js';
+import { rejectRepeatedHeaders } from './http/repeated-headers.js';
 import { creditLimits } from './resources/credit-limits.js';
 
 export interface AppOptions {
@@ -104,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // (404, 405, or whatever its route says) without waiting for it, and its connection closed.
     // The body check first: request.routeOptions builds an object of a dozen fields on every read.
     if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
-    rejectAmbiguousAuthorization(request);
+    rejectRepeatedHeaders(request);
     if (request.is404) throw notFound(request);
     done();
   });

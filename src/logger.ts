@@ -21,7 +21,9 @@ export function scrubPath(path: string): string {
   if (!path.includes('%')) return scrubbed;
   const decoded = decodeAsciiEscapes(path);
   const decodedScrubbed = scrubSecrets(decoded);
-  return decodedScrubbed === decoded ? scrubbed : decodedScrubbed;
+  // The decoding may have made control characters of escapes: escaped again, as the client sent them.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return decodedScrubbed === decoded ? scrubbed : decodedScrubbed.replace(/[\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 // Decodes %XX escapes of ASCII characters (what a key, `Basic` or a space is

@@ -21,22 +21,6 @@ export function unauthorized(): ApiError {
   );
 }
 
-/**
- * Node keeps the first of two `Authorization` headers, a proxy in front may
- * act on the last: a request with more than one is refused (400) so the two
- * can never disagree about who is asking.
- */
-export function rejectAmbiguousAuthorization(request: FastifyRequest): void {
-  const raw = request.raw.rawHeaders;
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    // The length first: lower-casing every header name of every request costs a string each.
-    if (name?.length === 13 && name.toLowerCase() === 'authorization') count++;
-  }
-  if (count > 1) throw new ApiError('bad_request', `send one Authorization header; this request has ${count}`);
-}
-
 /** An authentication hook that may also answer at once, without a promise, from its cache. */
 export type AuthenticateHook = onRequestAsyncHookHandler & {
   /** Sets `request.auth` and answers true when the request's credentials are cached; false: run the hook. */

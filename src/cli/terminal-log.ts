@@ -20,8 +20,22 @@ export function humanLogLine(line: string): string {
   try {
     entry = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    return line;
+    return printable(line.replace(/\n$/, '')) + (line.endsWith('\n') ? '\n' : '');
   }
+  return printable(humanText(entry)) + '\n';
+}
+
+/**
+ * A log line's fields carry what clients sent (a path, a message quoting
+ * one): JSON keeps their control characters escaped, a terminal would obey
+ * them (clear the screen, retitle the window). Shown escaped instead.
+ */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+function humanText(entry: Record<string, unknown>): string {
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 19) : '';
   const level = typeof entry.level === 'number' ? (LEVELS[entry.level] ?? String(entry.level)) : '';
   const error = entry.err as { message?: string } | undefined;
@@ -29,7 +43,7 @@ export function humanLogLine(line: string): string {
     const duration = typeof entry.duration_ms === 'number' ? `${entry.duration_ms.toFixed(1)} ms` : '';
     const org = typeof entry.org === 'string' ? entry.org : '-';
     const failure = error?.message ? `  ${error.message}` : '';
-    return `${time}  ${String(entry.method)} ${String(entry.path)} ${String(entry.status)}  ${duration}  ${org}${failure}\n`;
+    return `${time}  ${String(entry.method)} ${String(entry.path)} ${String(entry.status)}  ${duration}  ${org}${failure}`;
   }
-  return `${time}  ${level.padEnd(5)}  ${String(entry.msg ?? '')}${error?.message ? `: ${error.message}` : ''}\n`;
+  return `${time}  ${level.padEnd(5)}  ${String(entry.msg ?? '')}${error?.message ? `: ${error.message}` : ''}`;
 }

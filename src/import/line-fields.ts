@@ -4,6 +4,7 @@ import { formatMicros, nowMicros, parseTimestamp } from '../listing/timestamp.js
 import { truncate } from '../listing/value-parsers.js';
 import { isActiveCurrency } from '../domain/currencies.js';
 import { isCountryCode } from '../domain/countries.js';
+import { asciiUpperCase } from '../domain/ascii-upper-case.js';
 
 const MAX_IDENTIFIER_LENGTH = 255;
 // eslint-disable-next-line no-control-regex
@@ -51,7 +52,7 @@ export class LineFields {
   oneOf(name: string, allowed: readonly string[]): string | undefined {
     const value = this.string(name, true);
     if (value === undefined) return undefined;
-    const upper = value.toUpperCase();
+    const upper = asciiUpperCase(value);
     if (!allowed.includes(upper)) return this.problem(`${name} must be one of ${allowed.join(', ')}, got '${truncate(value)}'`);
     return upper;
   }
@@ -60,7 +61,7 @@ export class LineFields {
   currency(name: string): string | undefined {
     const value = this.string(name, true);
     if (value === undefined) return undefined;
-    const code = value.toUpperCase();
+    const code = asciiUpperCase(value);
     if (!/^[A-Z]{3}$/.test(code)) return this.problem(`${name} must be a three-letter ISO 4217 currency code, got '${truncate(value)}'`);
     if (!isActiveCurrency(code)) return this.problem(`${name} must be an active ISO 4217 currency code, got '${code}'`);
     return code;
@@ -70,7 +71,7 @@ export class LineFields {
   country(name: string): string | undefined {
     const value = this.string(name, true);
     if (value === undefined) return undefined;
-    const code = value.toUpperCase();
+    const code = asciiUpperCase(value);
     if (!/^[A-Z]{2}$/.test(code)) return this.problem(`${name} must be a two-letter ISO 3166-1 country code, got '${truncate(value)}'`);
     if (!isCountryCode(code)) return this.problem(`${name} must be an assigned ISO 3166-1 alpha-2 country code, got '${code}'`);
     return code;

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { isActiveCurrency } from '../domain/currencies.js';
 import type { ValueParser } from './resource-definition.js';
 import { formatMicros, parseTimestamp, type Bound } from './timestamp.js';
+import { asciiUpperCase } from '../domain/ascii-upper-case.js';
 
 const MAX_IDENTIFIER_LENGTH = 255;
 
@@ -44,7 +45,7 @@ export const identifierValue: ValueParser = {
 export const currencyValue: ValueParser = {
   schema: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code, any letter case', examples: ['USD'] }),
   parse(raw) {
-    const code = raw.toUpperCase();
+    const code = asciiUpperCase(raw);
     if (!/^[A-Z]{3}$/.test(code)) return { ok: false, reason: 'must be a three-letter ISO 4217 currency code' };
     if (!isActiveCurrency(code)) return { ok: false, reason: 'must be an active ISO 4217 currency code' };
     return { ok: true, value: code };

@@ -2,12 +2,13 @@ import { Type } from '@sinclair/typebox';
 import { isCountryCode } from '../domain/countries.js';
 import type { ResourceDefinition, ValueParser } from '../listing/resource-definition.js';
 import { createdAtField, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
+import { asciiUpperCase } from '../domain/ascii-upper-case.js';
 
 /** An ISO 3166-1 alpha-2 code in any letter case, normalized to upper case. */
 export const countryValue: ValueParser = {
   schema: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 code, any letter case', examples: ['US'] }),
   parse(raw) {
-    const code = raw.toUpperCase();
+    const code = asciiUpperCase(raw);
     if (!/^[A-Z]{2}$/.test(code)) return { ok: false, reason: 'must be a two-letter ISO 3166-1 country code' };
     if (!isCountryCode(code)) return { ok: false, reason: 'must be an assigned ISO 3166-1 alpha-2 country code' };
     return { ok: true, value: code };

@@ -31,6 +31,24 @@ describe('the server log at a terminal', () => {
     expect(out.text).not.toContain('{');
   }, 600_000);
 
+  it('never writes a control character a client sent: a path that clears the screen is shown escaped', async () => {
+    const out = fakeStdout(true);
+    const store = await openPgliteTestStore();
+    const app = await buildApp({ store, loggerInstance: createLogger('info', terminalLogDestination({}, out)) });
+    // Key-shaped, so the logger decodes the path to redact it: the escapes around it become ESC and BEL.
+    const keyShaped = `lak_0000000000000000_${'a'.repeat(43)}`;
+    try {
+      await app.inject({ url: `/api/methods/${keyShaped}%1B%5D0%3Bpwned%07%1B%5B2J/` });
+    } finally {
+      await app.close();
+      await store.close();
+    }
+    expect(out.text).toMatch(/ GET \/api\/methods\/\[redacted\]%1B\]0;pwned%07%1B\[2J\/ 401 /);
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    expect(out.text.trimEnd()).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    expect(humanLogLine('{"level":30,"time":"2025-01-06T09:00:01.000Z","msg":"x\\u001b[2J","err":{"message":"\\u0007"}}')).toBe('09:00:01  info   x\\x1b[2J: \\x07\n');
+  }, 600_000);
+
   it('keeps JSON lines when stdout is not a terminal, or with --json', () => {
     expect(terminalLogDestination({}, fakeStdout(false))).toBeUndefined();
     expect(terminalLogDestination({ json: true }, fakeStdout(true))).toBeUndefined();

@@ -96,6 +96,14 @@ describeEachStore('GET /api/methods/', (store) => {
     expect(json<Page>(await get('/api/methods/?currency=usd&entity=ent_1')).count).toBe(0);
   });
 
+  it('takes only ASCII letters in a currency: ſ and ı are not s and i, though JavaScript upper-cases them to S and I', async () => {
+    for (const currency of ['e%C5%BFr', '%C4%B1ls', 'eu%C5%BF']) {
+      const response = await get(`/api/methods/?currency=${currency}`);
+      expect(response.statusCode, currency).toBe(422);
+      expect(json(response), currency).toMatchObject({ errors: [{ param: 'currency', detail: expect.stringMatching(/three-letter ISO 4217/) }] });
+    }
+  });
+
   it('treats created and updated ranges as inclusive at microsecond precision', async () => {
     const exact = '2024-05-03T10:00:00.100002Z';
     expect(json<Page>(await get(`/api/methods/?created_from=${exact}&created_to=${exact}`)).items.map((i) => i.uid)).toEqual(['pm_02']);

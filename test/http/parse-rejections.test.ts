@@ -48,4 +48,13 @@ describe('requests rejected while parsing, and ambiguous credentials', () => {
     const one = await rawRequest(port, `GET /api/methods/ HTTP/1.1\r\nHost: x\r\nAuthorization: ${tenant.authorization}\r\nConnection: close\r\n\r\n`);
     expect(one.status).toBe(200);
   });
+
+  it.each([
+    ['Host', `Host: a\r\nhost: b`],
+    ['Idempotency-Key', `Host: x\r\nIdempotency-Key: k1\r\nidempotency-key: k2`],
+  ])('refuses two %s headers with 400 problem+json naming it (Node would keep one, a proxy may act on the other)', async (header, headers) => {
+    const response = await rawRequest(port, `GET /api/methods/ HTTP/1.1\r\n${headers}\r\nAuthorization: ${tenant.authorization}\r\nConnection: close\r\n\r\n`);
+    expectProblemWithIdAndHeaders(response, 400);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'bad_request', detail: `send one ${header} header; this request has 2` });
+  });
 });

@@ -54,6 +54,10 @@ describeEachStore('importJsonl: entities', (store) => {
     expect(entity.body).toMatchObject({ uid: 'ent_2', name: 'Zeta GmbH', country: 'DE', created_at: '2024-05-01T10:00:00.000000Z' });
     const byCountry = await getJson(store(), tenant, '/api/entities/?country=gb');
     expect(byCountry.body.items.map((item: { uid: string }) => item.uid)).toEqual(['ent_1']);
+    // ı upper-cases to I in JavaScript: 'ıe' must not be read as IE.
+    const dotless = await getJson(store(), tenant, '/api/entities/?country=%C4%B1e');
+    expect(dotless.status).toBe(422);
+    expect(dotless.body).toMatchObject({ errors: [{ param: 'country', detail: expect.stringMatching(/two-letter ISO 3166-1/) }] });
   });
 
   it('upserts entities by uid: the same file twice changes nothing, a changed name updates', async () => {

@@ -245,6 +245,8 @@ describeEachStore('importJsonl', (store) => {
       ['outstanding on a credit limit', { ...SAMPLE_LINES[1], outstanding: '10' }, /outstanding cannot be imported/],
       ['inactive currency', { ...validPm, currency: 'XXX' }, /currency must be an active ISO 4217 currency code, got 'XXX'/],
       ['malformed currency', { ...validPm, currency: 'dollars' }, /currency must be a three-letter ISO 4217 currency code/],
+      ['currency with a non-ASCII letter that upper-cases to S', { ...validPm, currency: 'uſd' }, /currency must be a three-letter ISO 4217 currency code, got 'uſd'/],
+      ['type with a non-ASCII letter that upper-cases to S', { ...validPm, type: 'ſepa' }, /type must be one of ACH, SEPA, BACS, WIRE, CARD, got 'ſepa'/],
       ['unknown type', { ...validPm, type: 'CHEQUE' }, /type must be one of ACH, SEPA, BACS, WIRE, CARD/],
       ['three decimal places (string)', { ...SAMPLE_LINES[2], amount: '10.001' }, /amount must have at most 2 decimal places/],
       ['three decimal places (number)', '{"object":"drawdown","limit":"cl_1","amount":10.001}', /amount must have at most 2 decimal places/],

@@ -1,0 +1,33 @@
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors.js';
+
+/**
+ * Headers a request may carry once. Node keeps the first `Host` and
+ * `Authorization` and joins two `Idempotency-Key`s with a comma; a proxy in
+ * front may act on the last. A request with more than one of any of them
+ * is refused (400), so the two can never disagree about where the request
+ * goes, who is asking, or which write it is (RFC 9112 §3.2 asks a 400 for
+ * two Hosts).
+ */
+export function rejectRepeatedHeaders(request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders;
+  let hosts = 0;
+  let authorizations = 0;
+  let idempotencyKeys = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    // The length first: lower-casing every header name of every request costs a string each.
+    if (name.length !== 4 && name.length !== 13 && name.length !== 15) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'host') hosts += 1;
+    else if (lower === 'authorization') authorizations += 1;
+    else if (lower === 'idempotency-key') idempotencyKeys += 1;
+  }
+  if (hosts > 1) throw repeated('Host', hosts);
+  if (authorizations > 1) throw repeated('Authorization', authorizations);
+  if (idempotencyKeys > 1) throw repeated('Idempotency-Key', idempotencyKeys);
+}
+
+function repeated(header: string, count: number): ApiError {
+  return new ApiError('bad_request', `send one ${header} header; this request has ${count}`);
+}
