@@ -13,6 +13,7 @@ import { authenticateWithLimits } from './rate-limits.js';
 import { coalescedWrites } from './record-write.js';
 import { closeIfBodyPending } from './unread-body.js';
 import { MAX_WRITE_BODY_BYTES, parseWriteBody } from './write-body.js';
+import { decodeJsonBody } from './json-body-text.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -52,7 +53,13 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
 
   // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, decodeJsonBody(request.headers['content-type'], body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
 
   authenticateWithLimits(app, basicAuthHook(databaseOf, authCache), 'writes');
   app.addHook('onRequest', async (request) => {

@@ -30,7 +30,7 @@ export function postEntry(
       'content-type': options.contentType ?? 'application/json',
       ...(idempotencyKey === null ? {} : { 'idempotency-key': idempotencyKey }),
     },
-    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });
 }
 

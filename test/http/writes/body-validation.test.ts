@@ -49,6 +49,8 @@ describeEachStore('write body validation', (store) => {
     ['a reference over 255 characters', { amount: '1', reference: 'r'.repeat(256) }, 'reference', /1–255/],
     ['a reference with a control character', { amount: '1', reference: 'a\u0000b' }, 'reference', /control characters/],
     ['a null reference', { amount: '1', reference: null }, 'reference', /got null/],
+    ['a reference with a lone surrogate', '{"amount": "1", "reference": "loan-\\ud800"}', 'reference', /well-formed Unicode/],
+    ['a reference with a lone low surrogate', '{"amount": "1", "reference": "\\udc00x"}', 'reference', /well-formed Unicode/],
     ['an unknown member', { amount: '1', id: 'dd_mine' }, 'id', /not a member/],
     ['an array body', [1], 'body', /JSON object/],
   ])('refuses %s with 422 naming it, writing nothing', async (_name, body, param, detail) => {
@@ -66,6 +68,29 @@ describeEachStore('write body validation', (store) => {
       expect(response.statusCode, body).toBe(400);
       expect(json<Problem>(response).code).toBe('invalid_json');
     }
+  });
+
+  it('refuses bytes that are not UTF-8 with 400 invalid_json, storing nothing with a replacement character', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"amount": "1", "reference": "caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const response = await post(latin1);
+    expect(response.statusCode).toBe(400);
+    expect(json<Problem & { detail: string }>(response)).toMatchObject({ code: 'invalid_json', detail: expect.stringContaining('not valid UTF-8') });
+    expect(await ledgerState(store(), writer.org.id, uid)).toEqual({ outstanding: '0.00', entries: 0 });
+    // The same text in UTF-8 is recorded as sent.
+    const utf8 = await post(Buffer.from('{"amount": "1", "reference": "café"}'));
+    expect(utf8.statusCode).toBe(201);
+    expect(json<{ entry: { reference: string } }>(utf8).entry.reference).toBe('café');
+    await postEntry(app(), 'repayment', uid, { amount: '1' }, { authorization: writer.authorization });
+  });
+
+  it('refuses a body declared in a charset other than UTF-8 with 415', async () => {
+    for (const contentType of ['application/json; charset=iso-8859-1', 'application/json;charset="UTF-16"']) {
+      const response = await post({ amount: '1' }, contentType);
+      expect(response.statusCode, contentType).toBe(415);
+      expect(json<Problem & { detail: string }>(response).detail).toMatch(/UTF-8/);
+    }
+    expect((await post({ amount: '1' }, 'application/json; charset=UTF-8')).statusCode).toBe(201);
+    await postEntry(app(), 'repayment', uid, { amount: '1' }, { authorization: writer.authorization });
   });
 
   it('refuses a body that is not JSON with 415 unsupported_media_type', async () => {
