@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
-import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
+import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
 import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
@@ -83,8 +83,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 255 },
     bodyLimit: 16 * 1024,
-    ...(options.http ? httpServerOptions(options.http) : {}),
+    ...(options.http ? httpServerOptions(options.http) : { http: { requireHostHeader: false } }),
   });
+  answerNodeOwnedRequests(app);
   if (options.http) {
     app.server.headersTimeout = options.http.headersTimeoutMs;
     if (options.http.maxConnections > 0) app.server.maxConnections = options.http.maxConnections;
@@ -151,13 +152,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 }
 
 /** Fastify's server options for the slow-client limits. */
-function httpServerOptions(limits: HttpLimits): { requestTimeout: number; keepAliveTimeout: number; http: { connectionsCheckingInterval: number } } {
+function httpServerOptions(limits: HttpLimits): {
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  http: { connectionsCheckingInterval: number; requireHostHeader: false };
+} {
   return {
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     // Node checks the header and request timers this often (30 s by default,
     // which would let a slow client overstay a short timeout by that much).
-    http: { connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10))) },
+    // A missing Host is refused by rejectRepeatedHeaders, as problem+json, not by Node's bare 400.
+    http: { connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10))), requireHostHeader: false },
   };
 }
 

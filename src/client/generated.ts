@@ -305,6 +305,7 @@ export interface Problem {
     | 'not_acceptable'
     | 'request_timeout'
     | 'payload_too_large'
+    | 'expectation_failed'
     | 'bad_request'
     | 'rate_limited'
     | 'internal_error'

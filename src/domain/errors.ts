@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   not_acceptable: { status: 406, title: 'Not acceptable' },
   request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  expectation_failed: { status: 417, title: 'Expectation failed' },
   bad_request: { status: 400, title: 'Bad request' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
@@ -41,19 +41,54 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
     socket.destroy();
     return;
   }
+  // A HEAD answer has no body, even when it is a rejection.
+  const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  answerOnSocket(this, socket, parseRejection(error), error.code ?? error.name, { isHead });
+}
+
+/**
+ * Requests Node answers itself unless the server listens for them: a
+ * CONNECT (Node would drop the connection without a word) and an `Expect`
+ * other than `100-continue` (Node's bare 417). Both get problem+json, a
+ * request id and the security headers, like every other answer.
+ */
+export function answerNodeOwnedRequests(app: FastifyInstance): void {
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const problem = new ApiError('method_not_allowed', 'CONNECT is not served: this service is not a proxy');
+    answerOnSocket(app, socket, problem, 'CONNECT', { headers: { allow: 'GET, HEAD' } });
+    request.resume();
+  });
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const problem = new ApiError('expectation_failed', `the only expectation this service meets is 100-continue, not '${String(request.headers.expect)}'`);
+    const answer = problemAnswer(app, problem, 'EXPECTATION');
+    response.writeHead(problem.status, answer.headers).end(request.method === 'HEAD' ? undefined : answer.body);
+  });
+}
+
+/** A problem answered outside Fastify: logged with a fresh request id, with the headers every answer carries. */
+function problemAnswer(app: FastifyInstance, problem: ApiError, reason: string, extraHeaders: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
   const requestId = randomUUID();
-  const problem = parseRejection(error);
-  this.log.info({ request_id: requestId, status: problem.status, parse_error: error.code ?? error.name }, 'request rejected while parsing');
+  app.log.info({ request_id: requestId, status: problem.status, parse_error: reason }, 'request rejected while parsing');
   const body = JSON.stringify(problemDocument(problem, requestId));
   const headers = {
     'content-type': PROBLEM_CONTENT_TYPE,
     'content-length': String(Buffer.byteLength(body)),
     'x-request-id': requestId,
     ...JSON_SECURITY_HEADERS,
+    ...extraHeaders,
     connection: 'close',
   };
+  return { headers, body };
+}
+
+function answerOnSocket(
+  app: FastifyInstance,
+  socket: Socket,
+  problem: ApiError,
+  reason: string,
+  options: { isHead?: boolean; headers?: Record<string, string> } = {},
+): void {
+  const { headers, body } = problemAnswer(app, problem, reason, options.headers);
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  // A HEAD answer has no body, even when it is a rejection.
-  const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n${head}\r\n${isHead ? '' : body}`);
+  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n${head}\r\n${options.isHead ? '' : body}`);
 }

@@ -2,12 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 
 /**
- * Headers a request may carry once. Node keeps the first `Host` and
- * `Authorization` and joins two `Idempotency-Key`s with a comma; a proxy in
- * front may act on the last. A request with more than one of any of them
- * is refused (400), so the two can never disagree about where the request
- * goes, who is asking, or which write it is (RFC 9112 §3.2 asks a 400 for
- * two Hosts).
+ * Host, Authorization and Idempotency-Key may each come once. Node keeps
+ * the first `Host` and `Authorization` and joins two `Idempotency-Key`s
+ * with a comma; a proxy in front may act on the last. A request with more
+ * than one of any of them is refused (400), so the two can never disagree
+ * about where the request goes, who is asking, or which write it is. An
+ * HTTP/1.1 request without a Host is refused too. Both as RFC 9112 §3.2
+ * asks.
  */
 export function rejectRepeatedHeaders(request: FastifyRequest): void {
   const raw = request.raw.rawHeaders;
@@ -23,6 +24,7 @@ export function rejectRepeatedHeaders(request: FastifyRequest): void {
     else if (lower === 'authorization') authorizations += 1;
     else if (lower === 'idempotency-key') idempotencyKeys += 1;
   }
+  if (hosts === 0 && request.raw.httpVersionMinor >= 1) throw new ApiError('bad_request', 'send a Host header: HTTP/1.1 requires one');
   if (hosts > 1) throw repeated('Host', hosts);
   if (authorizations > 1) throw repeated('Authorization', authorizations);
   if (idempotencyKeys > 1) throw repeated('Idempotency-Key', idempotencyKeys);

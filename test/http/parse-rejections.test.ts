@@ -49,6 +49,26 @@ describe('requests rejected while parsing, and ambiguous credentials', () => {
     expect(one.status).toBe(200);
   });
 
+  it('answers an HTTP/1.1 request without a Host with 400 problem+json (an HTTP/1.0 one is served)', async () => {
+    const response = await rawRequest(port, `GET /api/methods/ HTTP/1.1\r\nAuthorization: ${tenant.authorization}\r\nConnection: close\r\n\r\n`);
+    expectProblemWithIdAndHeaders(response, 400);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'bad_request', detail: 'send a Host header: HTTP/1.1 requires one' });
+    expect((await rawRequest(port, `GET /healthz HTTP/1.0\r\n\r\n`)).status).toBe(200);
+  });
+
+  it('answers CONNECT with 405 problem+json instead of dropping the connection', async () => {
+    const response = await rawRequest(port, 'CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n');
+    expectProblemWithIdAndHeaders(response, 405);
+    expect(response.headers.allow).toBe('GET, HEAD');
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'method_not_allowed' });
+  });
+
+  it('answers an Expect other than 100-continue with 417 problem+json', async () => {
+    const response = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n');
+    expectProblemWithIdAndHeaders(response, 417);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'expectation_failed', detail: expect.stringContaining("not '200-ok'") });
+  });
+
   it.each([
     ['Host', `Host: a\r\nhost: b`],
     ['Idempotency-Key', `Host: x\r\nIdempotency-Key: k1\r\nidempotency-key: k2`],
