@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from '../store/store.js';
 import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
+import { MAX_WRITE_BODY_BYTES } from './write-body.js';
 
 export { PROBLEM_CONTENT_TYPE };
 
@@ -43,7 +44,7 @@ export function toApiError(error: unknown): ApiError {
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = clientErrorCode(status);
-    return new ApiError(code, fastifyError.message ?? ERROR_CODES[code].title, { cause: error });
+    return new ApiError(code, FRAMEWORK_DETAILS[fastifyError.code ?? ''] ?? fastifyError.message ?? ERROR_CODES[code].title, { cause: error });
   }
   if (error instanceof StoreUnavailableError) {
     return new ApiError('service_unavailable', 'the database is unreachable; retry shortly', {
@@ -53,6 +54,12 @@ export function toApiError(error: unknown): ApiError {
   }
   return new ApiError('internal_error', 'an unexpected error occurred; quote the request_id when reporting it', { cause: error });
 }
+
+/** Fastify's own wording names neither the media type nor the size wanted; only the write routes read a body. */
+const FRAMEWORK_DETAILS: Readonly<Record<string, string>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'send the body as application/json (UTF-8)',
+  FST_ERR_CTP_BODY_TOO_LARGE: `the body is larger than the ${MAX_WRITE_BODY_BYTES} bytes a write may send`,
+};
 
 function clientErrorCode(status: number): ErrorCode {
   switch (status) {

@@ -98,7 +98,7 @@ describeEachStore('write body validation', (store) => {
       const response = await post({ amount: '1' }, contentType);
       expect(response.statusCode, contentType).toBe(415);
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(json<Problem>(response).code).toBe('unsupported_media_type');
+      expect(json<Problem & { detail: string }>(response)).toMatchObject({ code: 'unsupported_media_type', detail: 'send the body as application/json (UTF-8)' });
     }
     expect((await post({ amount: '1' }, 'application/json; charset=utf-8')).statusCode).toBe(201);
   });
@@ -106,7 +106,7 @@ describeEachStore('write body validation', (store) => {
   it('refuses a body over 4 KiB with 413 payload_too_large', async () => {
     const response = await post({ amount: '1', reference: 'r'.repeat(4100) });
     expect(response.statusCode).toBe(413);
-    expect(json<Problem>(response).code).toBe('payload_too_large');
+    expect(json<Problem & { detail: string }>(response)).toMatchObject({ code: 'payload_too_large', detail: 'the body is larger than the 4096 bytes a write may send' });
   });
 
   it('accepts `at` with nanoseconds and an offset (rounded to the microsecond) and a 255-character reference', async () => {
