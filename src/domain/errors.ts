@@ -53,6 +53,14 @@ export interface ApiErrorOptions {
   cause?: unknown;
 }
 
+/** How many invalid query parameters one problem lists in `errors`; the detail counts the rest. */
+export const MAX_LISTED_PARAM_ERRORS = 20;
+const MAX_PARAM_NAME_LENGTH = 100;
+
+function truncateName(name: string): string {
+  return name.length > MAX_PARAM_NAME_LENGTH ? `${name.slice(0, MAX_PARAM_NAME_LENGTH)}…` : name;
+}
+
 /** An error the client should see as problem+json, with a code from the table. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
@@ -73,9 +81,12 @@ export class ApiError extends Error {
 
   static invalidParameters(errors: ParamError[]): ApiError {
     const [first] = errors;
-    const detail =
-      errors.length === 1 && first ? first.detail : `${errors.length} query parameters are invalid: ${errors.map((e) => e.param).join(', ')}`;
-    return new ApiError('invalid_parameter', detail, { errors });
+    if (errors.length === 1 && first) return new ApiError('invalid_parameter', first.detail, { errors: [{ ...first, param: truncateName(first.param) }] });
+    // A query string of 16 KiB can name a thousand unknown parameters: the answer lists a few, not an echo 20 times its size.
+    const listed = errors.slice(0, MAX_LISTED_PARAM_ERRORS).map((error) => ({ ...error, param: truncateName(error.param) }));
+    const more = errors.length - listed.length;
+    const names = listed.map((error) => error.param).join(', ') + (more > 0 ? ` and ${more} more (not listed)` : '');
+    return new ApiError('invalid_parameter', `${errors.length} query parameters are invalid: ${names}`, { errors: listed });
   }
 
   static invalidBody(errors: ParamError[]): ApiError {

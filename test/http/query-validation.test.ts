@@ -75,6 +75,16 @@ describeEachStore('422 invalid_parameter', (store) => {
     expect(problem.detail).toBe('6 query parameters are invalid: created_from, currency, order_by, page, extra, entity');
   });
 
+  it('lists at most 20 invalid parameters and shortens long names, so a long query string cannot buy a far longer answer', async () => {
+    const unknown = Array.from({ length: 30 }, (_, i) => `x${i}=1`).join('&');
+    const problem = await problemFor(`/api/methods/?${unknown}`);
+    expect(problem.errors.map((e) => e.param)).toEqual(Array.from({ length: 20 }, (_, i) => `x${i}`));
+    expect(problem.detail).toMatch(/^30 query parameters are invalid: x0, x1, .*, x19 and 10 more \(not listed\)$/);
+
+    const long = await problemFor(`/api/methods/?${'n'.repeat(500)}=1`);
+    expect(long.errors).toEqual([{ param: `${'n'.repeat(100)}…`, detail: expect.any(String) }]);
+  });
+
   it('accepts a date range of one day and equal timestamps', async () => {
     for (const query of ['created_from=2024-05-01&created_to=2024-05-01', 'updated_from=2024-05-01T10:00:00Z&updated_to=2024-05-01T10:00:00.000000Z']) {
       const response = await app().inject({ url: `/api/methods/?${query}`, headers: { authorization: tenant.authorization } });
