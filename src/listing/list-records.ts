@@ -169,7 +169,8 @@ function checkPage(query: ListQuery, count: number): number {
   if (query.page > lastPage) {
     throw new ApiError(
       'page_out_of_range',
-      `page ${query.page} is past the last page; the last page is ${lastPage} (${count} matching ${count === 1 ? 'record' : 'records'})`,
+      // A page too large for a double's integers (or for a double at all) is named as such, not as 1e+23 or Infinity.
+      `page ${Number.isSafeInteger(query.page) ? query.page : `beyond ${Number.MAX_SAFE_INTEGER}`} is past the last page; the last page is ${lastPage} (${count} matching ${count === 1 ? 'record' : 'records'})`,
       { extensions: { last_page: lastPage, count } },
     );
   }

@@ -67,8 +67,8 @@ export function parseListQuery(resource: ResourceDefinition, rawQuery: string): 
           detail: `order_by must be one of ${describeOrderings(resource)}, got '${truncate(raw)}'`,
         });
     } else if (param === 'page') {
-      if (/^[0-9]+$/.test(raw) && Number(raw) >= 1 && Number.isSafeInteger(Number(raw))) page = Number(raw);
-      else errors.push({ param, detail: `page must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got '${truncate(raw)}'` });
+      if (/^[0-9]+$/.test(raw) && Number(raw) >= 1) page = Number(raw);
+      else errors.push({ param, detail: `page must be an integer of 1 or more, got '${truncate(raw)}'` });
     } else if (param === 'cursor') {
       cursor = raw;
     } else {

@@ -74,7 +74,10 @@ describeEachStore('GET /api/methods/', (store) => {
     const problem = json(response);
     expect(problem).toMatchObject({ status: 404, code: 'page_out_of_range', last_page: 3, count: 23 });
     expect(problem.detail).toContain('the last page is 3');
-    expect((await get('/api/methods/?page=99999999999999999999')).statusCode).toBe(404);
+    const huge = await get('/api/methods/?page=99999999999999999999');
+    expect(huge.statusCode).toBe(404);
+    expect(json(huge).detail).toBe('page beyond 9007199254740991 is past the last page; the last page is 3 (23 matching records)');
+    expect(json(await get(`/api/methods/?page=${'9'.repeat(400)}`)).detail).toMatch(/^page beyond 9007199254740991 is past/);
   });
 
   it('answers page 1 of an empty result with 200 and no items', async () => {
