@@ -10,6 +10,8 @@ import { scopeToParent } from '../listing/parent-scope.js';
 import { parseListQuery, type ListQuery } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import type { Queryable } from '../store/store.js';
+import { ApiError } from '../domain/errors.js';
+import { truncate } from '../listing/value-parsers.js';
 import { publicBaseUrl } from './public-url.js';
 import { authenticateWithLimits } from './rate-limits.js';
 import type { DatabaseOf } from './request-database.js';
@@ -63,6 +65,7 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
       });
       authenticated.get<{ Params: { uid: string } }>(`${collectionPath}:uid/`, (request) => {
         const auth = requireAuth(request);
+        refuseQueryParameters(rawQueryOf(request));
         return retrieveRecord(databaseOf(request), resource, auth.orgId, request.params.uid);
       });
     }
@@ -81,6 +84,14 @@ export async function resourceRoutes(app: FastifyInstance, options: ResourceRout
     reply.header('link', links.header);
     return { count: result.count, next: links.next, previous: links.previous, items: result.items };
   }
+}
+
+/** A record's own URL takes no parameters: one given is refused as a list refuses an unknown one, not silently ignored. */
+function refuseQueryParameters(rawQuery: string): void {
+  if (rawQuery === '') return;
+  const names = [...new Set(new URLSearchParams(rawQuery).keys())];
+  if (names.length === 0) return;
+  throw ApiError.invalidParameters(names.map((param) => ({ param, detail: `'${truncate(param)}' is not a parameter: a single record's URL takes none` })));
 }
 
 function rawQueryOf(request: FastifyRequest): string {

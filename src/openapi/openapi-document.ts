@@ -12,7 +12,8 @@ import { creditLimits } from '../resources/credit-limits.js';
 const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 /** A nested list also answers 404 when its parent record is not the caller's. */
 const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
-const RETRIEVE_ERRORS = ['unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+/** A record's URL takes no query parameters: one given is a 422 naming it. */
+const RETRIEVE_ERRORS = ['invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
 export interface OpenApiDocumentOptions {
   readonly resources: readonly ResourceDefinition[];
@@ -150,7 +151,7 @@ function retrieveOperation(resource: ResourceDefinition): JsonObject {
     operationId: `retrieve${resource.schemaName}`,
     tags: [tagOf(resource)],
     summary: `Retrieve a ${resource.name}`,
-    description: `One ${resource.name} of your organization by its UID.`,
+    description: `One ${resource.name} of your organization by its UID. The URL takes no query parameters (one given is a 422 naming it).`,
     parameters: [uidParameter(resource)],
     responses: {
       200: {

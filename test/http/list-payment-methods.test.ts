@@ -159,4 +159,17 @@ describeEachStore('GET /api/methods/', (store) => {
     expect(missing.statusCode).toBe(404);
     expect(json(missing)).toMatchObject({ code: 'not_found', status: 404 });
   });
+
+  it('refuses a parameter on a record URL with 422 naming it, as a list refuses an unknown one', async () => {
+    const response = await get('/api/methods/pm_07/?expand=entity&x=1');
+    expect(response.statusCode).toBe(422);
+    expect(json(response)).toMatchObject({
+      code: 'invalid_parameter',
+      errors: [
+        { param: 'expand', detail: "'expand' is not a parameter: a single record's URL takes none" },
+        { param: 'x', detail: "'x' is not a parameter: a single record's URL takes none" },
+      ],
+    });
+    expect((await get('/api/methods/pm_07/?')).statusCode).toBe(200);
+  });
 });
