@@ -152,9 +152,10 @@ describeEachStore('hostile input', (store) => {
           if (value !== undefined) headerValues[name] = [...value].filter((c) => c >= ' ' && c !== '\u007f').join('').replace(/[^\u0020-\u00ff]/g, '?');
         }
         if (auth !== undefined) headerValues.authorization = auth === 'attacker' ? attacker.authorization : auth.replace(/[^\u0020-\u00ff]/g, '?');
-        // light-my-request cannot express a few paths (e.g. `/\\/`) at all; those are left out.
-        fc.pre(URL.canParse(url, 'http://localhost'));
-        const response = await app.inject({ method: verb as 'GET', url: qs ? `${url}?${qs}` : url, headers: headerValues, ...(verb === 'POST' ? { payload: '{}' } : {}) });
+        // light-my-request cannot express a few URLs (e.g. `/\\/`, or `/\\!\u0000` once a query follows) at all; those are left out.
+        const target = qs ? `${url}?${qs}` : url;
+        fc.pre(URL.canParse(target, 'http://localhost'));
+        const response = await app.inject({ method: verb as 'GET', url: target, headers: headerValues, ...(verb === 'POST' ? { payload: '{}' } : {}) });
 
         expect(response.statusCode, `${verb} ${url}?${qs}: ${response.body}`).toBeLessThan(500);
         expectIdAndSecurityHeaders(answerOf(response));
