@@ -1,5 +1,6 @@
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { ApiError, type ParamError } from '../domain/errors.js';
+import { hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { parseAmount } from '../ledger/amount.js';
 import { formatMicros, parseTimestamp } from '../listing/timestamp.js';
 
@@ -20,8 +21,6 @@ export const MAX_REFERENCE_LENGTH = 255;
 const DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$/;
 // eslint-disable-next-line no-control-regex -- control characters are exactly what it finds
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
-// Half of a UTF-16 surrogate pair on its own (`"\ud800"` in JSON): no character, and not storable as UTF-8.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Parses and validates the JSON body of a drawdown or repayment. Malformed
@@ -107,7 +106,7 @@ function referenceOf(value: unknown, errors: ParamError[]): string | undefined {
     errors.push({ param: 'reference', detail: 'reference must not contain control characters' });
     return undefined;
   }
-  if (LONE_SURROGATE.test(value)) {
+  if (hasLoneSurrogate(value)) {
     errors.push({ param: 'reference', detail: 'reference must be well-formed Unicode: it holds half of a surrogate pair (\\ud800–\\udfff) on its own' });
     return undefined;
   }

@@ -158,6 +158,10 @@ export async function importJsonl(
             errors.add({ line: line.number, reason: `is longer than ${maxLineBytes} bytes` });
             continue;
           }
+          if (line.notUtf8) {
+            errors.add({ line: line.number, reason: 'is not valid UTF-8 (a file in another encoding must be converted first)' });
+            continue;
+          }
           if (line.text.trim() === '') continue;
           read.nonBlank += 1;
           const result = validateLine(line.text);

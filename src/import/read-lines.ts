@@ -1,9 +1,13 @@
+import { strictUtf8 } from '../domain/well-formed-text.js';
+
 /** One line of the input, numbered from 1, without its line ending. */
 export interface InputLine {
   readonly number: number;
   readonly text: string;
   /** The line was longer than the limit; `text` is empty and the rest was skipped. */
   readonly tooLong: boolean;
+  /** The line's bytes are not UTF-8; `text` is empty. */
+  readonly notUtf8?: boolean;
   /** Bytes consumed so far, for progress. */
   readonly bytesRead: number;
 }
@@ -38,7 +42,8 @@ export async function* readLines(input: AsyncIterable<Buffer | string>, maxLineB
     if (line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN) line = line.subarray(0, line.length - 1);
     if (number === 1 && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) line = line.subarray(3);
     if (line.length > maxLineBytes) return { number, text: '', tooLong: true, bytesRead };
-    return { number, text: line.toString('utf8'), tooLong: false, bytesRead };
+    const text = strictUtf8(line);
+    return text === undefined ? { number, text: '', tooLong: false, notUtf8: true, bytesRead } : { number, text, tooLong: false, bytesRead };
   };
 
   for await (const raw of input) {

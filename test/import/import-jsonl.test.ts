@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { ImportError } from '../../src/import/index.js';
+import { Readable } from 'node:stream';
+import { ImportError, importJsonl } from '../../src/import/index.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { databaseNow, dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
@@ -247,6 +248,7 @@ describeEachStore('importJsonl', (store) => {
       ['malformed currency', { ...validPm, currency: 'dollars' }, /currency must be a three-letter ISO 4217 currency code/],
       ['currency with a non-ASCII letter that upper-cases to S', { ...validPm, currency: 'uſd' }, /currency must be a three-letter ISO 4217 currency code, got 'uſd'/],
       ['type with a non-ASCII letter that upper-cases to S', { ...validPm, type: 'ſepa' }, /type must be one of ACH, SEPA, BACS, WIRE, CARD, got 'ſepa'/],
+      ['entity with a lone surrogate', { ...validPm, entity: 'ent_\ud800' }, /entity must be well-formed Unicode/],
       ['unknown type', { ...validPm, type: 'CHEQUE' }, /type must be one of ACH, SEPA, BACS, WIRE, CARD/],
       ['three decimal places (string)', { ...SAMPLE_LINES[2], amount: '10.001' }, /amount must have at most 2 decimal places/],
       ['three decimal places (number)', '{"object":"drawdown","limit":"cl_1","amount":10.001}', /amount must have at most 2 decimal places/],
@@ -300,6 +302,19 @@ describeEachStore('importJsonl', (store) => {
         maxLineBytes: 1000,
       }).catch((e: unknown) => e)) as ImportError;
       expect(error.errors).toEqual([{ line: 2, reason: 'is longer than 1000 bytes' }]);
+    });
+
+    it('refuses a line whose bytes are not UTF-8 instead of storing replacement characters, and keeps real ones', async () => {
+      const tenant = await createTenant(store());
+      const latin1 = Buffer.concat([Buffer.from(JSON.stringify({ ...validPm, uid: 'pm_latin1', entity: 'caf' }).replace('"caf"', '"caf')), Buffer.from([0xe9]), Buffer.from('"}')]);
+      const replacement = JSON.stringify({ ...validPm, uid: 'pm_fffd', entity: 'caf\ufffd' });
+      const input = Buffer.concat([Buffer.from(`${JSON.stringify(SAMPLE_LINES[0])}\n`), latin1, Buffer.from(`\n${replacement}\n`)]);
+      const error = (await importJsonl(store(), tenant.org.uid, Readable.from([input])).catch((e: unknown) => e)) as ImportError;
+      expect(error.errors).toEqual([{ line: 2, reason: 'is not valid UTF-8 (a file in another encoding must be converted first)' }]);
+      expect(await countRows(store(), tenant.org.id)).toEqual({ methods: 0, limits: 0, ledger: 0 });
+      // A U+FFFD the file really holds (encoded as UTF-8) is data like any other.
+      await importJsonl(store(), tenant.org.uid, Readable.from([Buffer.from(replacement)]));
+      expect((await getJson(store(), tenant, '/api/methods/pm_fffd/')).body).toMatchObject({ entity: 'caf\ufffd' });
     });
 
     it('caps the listing and counts the rest', async () => {
