@@ -82,10 +82,15 @@ describeEachStore('HTTP protocol details', (store) => {
     expect(response.headers['x-content-type-options']).toBe('nosniff');
   });
 
-  it('rejects a Host header that could inject into links', async () => {
-    const response = await app().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, host: 'evil.example/path?' } });
-    expect(response.statusCode).toBe(400);
-    expect(json(response)).toMatchObject({ code: 'bad_request' });
+  it('rejects a Host header that could inject into links, or names no port there is', async () => {
+    for (const host of ['evil.example/path?', 'api.example:99999', 'api.example:65536']) {
+      const response = await app().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, host } });
+      expect(response.statusCode, host).toBe(400);
+      expect(json(response), host).toMatchObject({ code: 'bad_request', detail: 'the Host header is not a valid host name (and port, 1–65535)' });
+    }
+    const highest = await app().inject({ url: '/api/methods/', headers: { authorization: tenant.authorization, host: 'api.example:65535' } });
+    expect(highest.statusCode).toBe(200);
+    expect(highest.headers.link).toContain('<http://api.example:65535/api/methods/');
   });
 });
 
