@@ -37,8 +37,8 @@ export interface ListQuery {
  */
 export function parseListQuery(resource: ResourceDefinition, rawQuery: string): ListQuery {
   const params = [...new URLSearchParams(rawQuery)];
-  const errors: ParamError[] = [];
-  const seen = new Set<string>();
+  const errors: ParamError[] = malformedEscapes(rawQuery);
+  const seen = new Set<string>(errors.map((error) => error.param));
   const filtersByParam = new Map(resource.filters.map((filter) => [filter.param, filter]));
   const filters: AppliedFilter[] = [];
   let ordering = parseOrdering(resource.defaultOrdering);
@@ -85,6 +85,28 @@ export function parseListQuery(resource: ResourceDefinition, rawQuery: string): 
   errors.push(...rangeErrors(filters));
   if (errors.length > 0) throw ApiError.invalidParameters(errors);
   return { filters, ordering, page, cursor, params };
+}
+
+/**
+ * Parameters whose name or value holds a `%` that is not an escape, or
+ * escapes that are not UTF-8 (`%zz`, `%ff`): URLSearchParams would read them
+ * as literal text or U+FFFD and the filter would quietly match nothing, where
+ * the same bytes in the path are a 400. Only a query with a `%` is looked at.
+ */
+function malformedEscapes(rawQuery: string): ParamError[] {
+  if (!rawQuery.includes('%')) return [];
+  const errors: ParamError[] = [];
+  for (const pair of rawQuery.split('&')) {
+    try {
+      decodeURIComponent(pair.replaceAll('+', ' '));
+    } catch {
+      const [[name] = ['']] = new URLSearchParams(pair);
+      if (!errors.some((error) => error.param === name)) {
+        errors.push({ param: name, detail: `${truncate(name) || 'a parameter'} holds a malformed percent-encoding: % must start an escape of UTF-8 (%25 for a literal %)` });
+      }
+    }
+  }
+  return errors;
 }
 
 export function parseOrdering(value: string): Ordering {

@@ -56,6 +56,10 @@ describeEachStore('422 invalid_parameter', (store) => {
     ['/api/limits/?order_by=currency', 'order_by', 'order_by must be one of created_at, updated_at, capacity, outstanding, balance, entity'],
     ['/api/limits/?order_by=--balance', 'order_by', 'order_by must be one of'],
     ['/api/methods/?entity=a&entity=b', 'entity', 'entity was given more than once'],
+    ['/api/methods/?entity=%', 'entity', 'entity holds a malformed percent-encoding'],
+    ['/api/methods/?entity=%zz', 'entity', 'entity holds a malformed percent-encoding'],
+    ['/api/methods/?entity=caf%E9', 'entity', 'entity holds a malformed percent-encoding: % must start an escape of UTF-8'],
+    ['/api/methods/?entity=%zz&entity=b', 'entity', 'entity holds a malformed percent-encoding'],
     ['/api/methods/?page=1&page=1', 'page', 'page was given more than once'],
     ['/api/methods/?created_from=2024-05-02&created_to=2024-05-01', 'created_from', 'created_from (2024-05-02T00:00:00.000000Z) is later than created_to (2024-05-01T23:59:59.999999Z)'],
     ['/api/limits/?updated_from=2024-05-01T10:00:00.000001Z&updated_to=2024-05-01T10:00:00Z', 'updated_from', 'is later than updated_to'],
@@ -65,6 +69,13 @@ describeEachStore('422 invalid_parameter', (store) => {
     expect(problem.errors[0]?.param).toBe(param);
     expect(problem.errors[0]?.detail).toContain(detail);
     expect(problem.detail).toContain(detail);
+  });
+
+  it('reads well-formed escapes in values: %25 is a literal %, %C3%A9 an é', async () => {
+    for (const entity of ['100%25', 'caf%C3%A9', 'a+b']) {
+      const response = await app().inject({ url: `/api/methods/?entity=${entity}`, headers: { authorization: tenant.authorization } });
+      expect(response.statusCode, entity).toBe(200);
+    }
   });
 
   it('reports every invalid parameter at once', async () => {
