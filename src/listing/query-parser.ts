@@ -132,6 +132,7 @@ function unknownParameterDetail(resource: ResourceDefinition, param: string): st
   if (param === 'page_size' || param === 'limit' || param === 'per_page') {
     return `${name} is not supported: pages always hold ${PAGE_SIZE} items; accepted parameters are ${accepted}`;
   }
+  if (param === '') return `a parameter without a name ('=…') is not accepted; accepted parameters are ${accepted}`;
   return `${name} is not a parameter of /api/${collectionPathOf(resource)}/; accepted parameters are ${accepted}`;
 }
 

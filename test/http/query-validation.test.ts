@@ -47,6 +47,7 @@ describeEachStore('422 invalid_parameter', (store) => {
     ['/api/limits/?currency=USD', 'currency', 'currency is not a parameter of /api/limits/; accepted parameters are created_from, created_to, updated_from, updated_to, entity, order_by, page, cursor'],
     ['/api/methods/?page_size=50', 'page_size', 'pages always hold 10 items'],
     ['/api/methods/?colour=blue', 'colour', 'colour is not a parameter of /api/methods/'],
+    ['/api/methods/?=x', '', "a parameter without a name ('=…') is not accepted; accepted parameters are"],
     ['/api/methods/?page=0', 'page', "page must be an integer of 1 or more, got '0'"],
     ['/api/methods/?page=-1', 'page', 'page must be an integer of 1 or more'],
     ['/api/methods/?page=1.5', 'page', 'page must be an integer of 1 or more'],
