@@ -1,6 +1,7 @@
 import { ApiError } from '../domain/errors.js';
+import { strictUtf8 } from '../domain/well-formed-text.js';
+import { truncate } from '../listing/value-parsers.js';
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 /**
@@ -12,11 +13,9 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 export function decodeJsonBody(contentType: string | undefined, body: Buffer): string {
   const charset = CHARSET.exec(contentType ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError('unsupported_media_type', `send the body as UTF-8 JSON (application/json or application/json; charset=utf-8), not charset=${charset}`);
+    throw new ApiError('unsupported_media_type', `send the body as UTF-8 JSON (application/json or application/json; charset=utf-8), not charset=${truncate(charset)}`);
   }
-  try {
-    return UTF8.decode(body);
-  } catch {
-    throw new ApiError('invalid_json', 'the body is not well-formed JSON: it is not valid UTF-8');
-  }
+  const text = strictUtf8(body);
+  if (text === undefined) throw new ApiError('invalid_json', 'the body is not well-formed JSON: it is not valid UTF-8');
+  return text;
 }
