@@ -54,7 +54,7 @@ export interface ApiErrorOptions {
 }
 
 /** How many invalid query parameters one problem lists in `errors`; the detail counts the rest. */
-export const MAX_LISTED_PARAM_ERRORS = 20;
+const MAX_LISTED_PARAM_ERRORS = 20;
 const MAX_PARAM_NAME_LENGTH = 100;
 
 function truncateName(name: string): string {
