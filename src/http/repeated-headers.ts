@@ -19,7 +19,8 @@ export function rejectRepeatedHeaders(request: FastifyRequest): void {
     const name = raw[i] ?? '';
     // The length first: lower-casing every header name of every request costs a string each.
     if (name.length !== 4 && name.length !== 13 && name.length !== 15) continue;
-    const lower = name.toLowerCase();
+    // Every request has a Host, nearly always spelled one of these two ways: no lower-cased copy for it.
+    const lower = name === 'Host' || name === 'host' ? 'host' : name.toLowerCase();
     if (lower === 'host') hosts += 1;
     else if (lower === 'authorization') authorizations += 1;
     else if (lower === 'idempotency-key') idempotencyKeys += 1;
