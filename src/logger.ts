@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { ASCII_CONTROL_CHARACTERS } from './domain/well-formed-text.js';
 
 // An API key (`lak_<id>_<secret>`) or Basic credentials inside any logged
 // string, e.g. an error message that quoted a header.
@@ -22,8 +23,7 @@ export function scrubPath(path: string): string {
   const decoded = decodeAsciiEscapes(path);
   const decodedScrubbed = scrubSecrets(decoded);
   // The decoding may have made control characters of escapes: escaped again, as the client sent them.
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return decodedScrubbed === decoded ? scrubbed : decodedScrubbed.replace(/[\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return decodedScrubbed === decoded ? scrubbed : decodedScrubbed.replace(ASCII_CONTROL_CHARACTERS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 // Decodes %XX escapes of ASCII characters (what a key, `Basic` or a space is

@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTERS } from '../domain/well-formed-text.js';
 import type { DestinationStream } from 'pino';
 
 /**
@@ -31,8 +32,7 @@ export function humanLogLine(line: string): string {
  * them (clear the screen, retitle the window). Shown escaped instead.
  */
 function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(CONTROL_CHARACTERS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 function humanText(entry: Record<string, unknown>): string {

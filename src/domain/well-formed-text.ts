@@ -1,3 +1,10 @@
+/* eslint-disable no-control-regex -- matching control characters is the point */
+/** C0 controls and DEL: what ASCII text may not hold. */
+export const ASCII_CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+/** The same and the C1 controls (U+0080–U+009F), which a terminal obeys too. */
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+/* eslint-enable no-control-regex */
+
 /**
  * Half of a UTF-16 surrogate pair on its own (JSON's `"\ud800"`): no
  * character, and not storable as UTF-8 (it would be stored as U+FFFD).

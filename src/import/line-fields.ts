@@ -5,11 +5,9 @@ import { truncate } from '../listing/value-parsers.js';
 import { isActiveCurrency } from '../domain/currencies.js';
 import { isCountryCode } from '../domain/countries.js';
 import { asciiUpperCase } from '../domain/ascii-upper-case.js';
-import { hasLoneSurrogate } from '../domain/well-formed-text.js';
+import { ASCII_CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 
 const MAX_IDENTIFIER_LENGTH = 255;
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /**
  * Reads the fields of one import line, collecting every problem instead of
@@ -36,7 +34,7 @@ export class LineFields {
     if (value === undefined) return undefined;
     if (value.length === 0) return this.problem(`${name} must not be empty`);
     if (value.length > MAX_IDENTIFIER_LENGTH) return this.problem(`${name} must be at most ${MAX_IDENTIFIER_LENGTH} characters`);
-    if (CONTROL_CHARACTER.test(value)) return this.problem(`${name} must not contain control characters`);
+    if (value.search(ASCII_CONTROL_CHARACTERS) !== -1) return this.problem(`${name} must not contain control characters`);
     if (hasLoneSurrogate(value)) return this.problem(`${name} must be well-formed Unicode: it holds half of a surrogate pair on its own`);
     return value;
   }
@@ -47,7 +45,7 @@ export class LineFields {
     if (value === undefined) return undefined;
     if (value.trim().length === 0) return this.problem(`${name} must not be empty`);
     if (value.length > maxLength) return this.problem(`${name} must be at most ${maxLength} characters`);
-    if (CONTROL_CHARACTER.test(value)) return this.problem(`${name} must not contain control characters`);
+    if (value.search(ASCII_CONTROL_CHARACTERS) !== -1) return this.problem(`${name} must not contain control characters`);
     if (hasLoneSurrogate(value)) return this.problem(`${name} must be well-formed Unicode: it holds half of a surrogate pair on its own`);
     return value;
   }
