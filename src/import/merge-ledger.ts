@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
-import { LEDGER_FIRST_TABLE, LEDGER_LIMITS_TABLE, LEDGER_UNRESOLVED_TABLE, STAGING_TABLE } from './staging.js';
+import { LEDGER_FIRST_TABLE, LEDGER_UNRESOLVED_TABLE, STAGING_TABLE } from './staging.js';
 
 export interface LedgerCounts {
   /** New entries recorded. */
@@ -26,13 +26,13 @@ export interface LedgerStaging {
 
 /**
  * Sets a batch of `lines` ledger lines aside, once its records are merged
- * (so a limit the batch itself defines is found): each limit uid not seen
- * before is looked up, and the first line of each id not seen before is
- * kept with its limit's id. A line that uses an id seen before (in this
- * batch or an earlier one) with other content is reported now; a line whose
- * limit is not found yet is kept to be looked up again at the end. Runs
- * while the next batch is parsed, so the end of the import has no
- * whole-file sort or lookup left to do, and no copy of every line.
+ * (so a limit the batch itself defines is found): each line's limit is
+ * looked up, and the first line of each id not seen before is kept with its
+ * limit's id. A line that uses an id seen before (in this batch or an
+ * earlier one) with other content is reported now; a line whose limit is
+ * not found yet is kept to be looked up again at the end. Runs while the
+ * next batch is parsed, so the end of the import has no whole-file sort or
+ * lookup left to do, and no copy of every line.
  */
 export async function stageLedgerBatch(
   tx: Queryable,
@@ -42,39 +42,31 @@ export async function stageLedgerBatch(
   errors: LineErrorList,
   maxErrors: number,
 ): Promise<void> {
-  const [limits] = await tx.query<{ unresolved: string }>(
-    `WITH added AS (
-       INSERT INTO ${LEDGER_LIMITS_TABLE} (limit_uid, limit_id)
-       SELECT u.limit_uid, l.id
-         FROM (SELECT DISTINCT s.limit_uid FROM ${STAGING_TABLE} s
-                WHERE s.object IN ${LEDGER_OBJECTS}
-                  AND NOT EXISTS (SELECT 1 FROM ${LEDGER_LIMITS_TABLE} m WHERE m.limit_uid = s.limit_uid)) u
-         LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0) l ON true
-       RETURNING limit_id)
-     SELECT count(*) FILTER (WHERE limit_id IS NULL)::text AS unresolved FROM added`,
+  // One probe of the limits' (org_id, uid) index per line costs less than
+  // remembering each uid once in a table of the import's own: that took a
+  // probe of its key per line too, plus its inserts (1,000,000 lines:
+  // 3.4 s for that table, and it grew out of the session's temp buffers).
+  const [staged] = await tx.query<{ kept: string; unresolved: string }>(
+    `WITH looked_up AS MATERIALIZED (
+       SELECT s.line, s.uid, s.object, s.amount, s.at, s.limit_uid, l.id AS limit_id
+         FROM ${STAGING_TABLE} s
+         LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = s.limit_uid OFFSET 0) l ON true
+        WHERE s.object IN ${LEDGER_OBJECTS}),
+     added AS (
+       INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
+       SELECT DISTINCT ON (uid) line, uid, object, amount, at, limit_uid, limit_id FROM looked_up ORDER BY uid, line
+       ON CONFLICT (id) DO NOTHING
+       RETURNING 1),
+     unresolved AS (
+       INSERT INTO ${LEDGER_UNRESOLVED_TABLE} (line, limit_uid)
+       SELECT line, limit_uid FROM looked_up WHERE limit_id IS NULL
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM added)::text AS kept, (SELECT count(*) FROM unresolved)::text AS unresolved`,
     [orgId],
   );
-  if (Number(limits?.unresolved ?? 0) > 0) staging.unresolvedLimits = true;
-  const [firsts] = await tx.query<{ kept: string }>(
-    `WITH added AS (
-       INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
-       SELECT DISTINCT ON (s.uid) s.line, s.uid, s.object, s.amount, s.at, s.limit_uid, m.limit_id
-         FROM ${STAGING_TABLE} s JOIN ${LEDGER_LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
-        WHERE s.object IN ${LEDGER_OBJECTS}
-        ORDER BY s.uid, s.line
-       ON CONFLICT (id) DO NOTHING
-       RETURNING 1)
-     SELECT count(*)::text AS kept FROM added`,
-  );
-  if (staging.unresolvedLimits) {
-    await tx.query(
-      `INSERT INTO ${LEDGER_UNRESOLVED_TABLE} (line, limit_uid)
-       SELECT s.line, s.limit_uid FROM ${STAGING_TABLE} s JOIN ${LEDGER_LIMITS_TABLE} m ON m.limit_uid = s.limit_uid
-        WHERE s.object IN ${LEDGER_OBJECTS} AND m.limit_id IS NULL`,
-    );
-  }
+  if (Number(staged?.unresolved ?? 0) > 0) staging.unresolvedLimits = true;
   // Every line kept as its id's first: no line of this batch reuses an id.
-  if (Number(firsts?.kept ?? 0) === lines) return;
+  if (Number(staged?.kept ?? 0) === lines) return;
   await collectLineErrors<{ line: string; id: string; first_line: string }>(
     tx,
     errors,
@@ -96,24 +88,19 @@ export async function stageLedgerBatch(
  */
 export async function checkLedgerLimits(tx: Queryable, orgId: string, staging: LedgerStaging, errors: LineErrorList, maxErrors: number): Promise<void> {
   if (!staging.unresolvedLimits) return;
-  const found = await tx.query(
-    `UPDATE ${LEDGER_LIMITS_TABLE} m SET limit_id = l.id FROM credit_limits l
-      WHERE m.limit_id IS NULL AND l.org_id = $1 AND l.uid = m.limit_uid
-     RETURNING 1`,
+  await tx.query(
+    `UPDATE ${LEDGER_FIRST_TABLE} f
+        SET limit_id = (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = f.limit_uid)
+      WHERE f.limit_id IS NULL`,
     [orgId],
   );
-  if (found.length > 0) {
-    await tx.query(
-      `UPDATE ${LEDGER_FIRST_TABLE} f SET limit_id = m.limit_id FROM ${LEDGER_LIMITS_TABLE} m
-        WHERE f.limit_id IS NULL AND m.limit_uid = f.limit_uid AND m.limit_id IS NOT NULL`,
-    );
-  }
   await collectLineErrors<{ line: string; limit_uid: string }>(
     tx,
     errors,
     maxErrors,
-    `SELECT line, limit_uid FROM ${LEDGER_UNRESOLVED_TABLE} WHERE limit_uid IN (SELECT limit_uid FROM ${LEDGER_LIMITS_TABLE} WHERE limit_id IS NULL)`,
-    [],
+    `SELECT u.line, u.limit_uid FROM ${LEDGER_UNRESOLVED_TABLE} u
+      WHERE NOT EXISTS (SELECT 1 FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0)`,
+    [orgId],
     (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
   );
 }
@@ -139,7 +126,7 @@ export async function applyLedgerLines(
   // commits, so after this lock the lookup below sees it, and the INSERT
   // cannot then collide with it.
   await tx.query(
-    `SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM ${LEDGER_LIMITS_TABLE}) ORDER BY id FOR UPDATE`,
+    `SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM ${LEDGER_FIRST_TABLE}) ORDER BY id FOR UPDATE`,
   );
   await tx.query(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
@@ -199,9 +186,14 @@ export async function applyLedgerLines(
   await reportOverdraws(tx, errors);
   if (errors.total > 0) return { applied: 0, unchanged };
 
+  // Limit by limit, each limit's lines in file order (their seq, which breaks
+  // ties between entries recorded together, keeps file order within a limit;
+  // entries are only ever listed per limit). In file order, every entry's
+  // two (org_id, limit_id, …) index keys landed on a random leaf page: this
+  // order fills those leaves one after the other (1,000,000 entries: 10.2–10.9 s → 7.8–8.0 s).
   await tx.query(
     `INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at)
-     SELECT $1, id, limit_id, kind, amount, at FROM import_ledger_new ORDER BY line`,
+     SELECT $1, id, limit_id, kind, amount, at FROM import_ledger_new ORDER BY limit_id, line`,
     [orgId],
   );
   await tx.query(

@@ -36,19 +36,6 @@ export const CREATE_LEDGER_UNRESOLVED_TABLE = `CREATE TEMP TABLE ${LEDGER_UNRESO
 ) ON COMMIT DROP`;
 
 /**
- * The credit limits the file's ledger lines name, each looked up once, as the
- * first batch naming it is merged; `limit_id` stays NULL for a uid no limit
- * had then (the end of the import looks those up again: the file may define
- * the limit later).
- */
-export const LEDGER_LIMITS_TABLE = 'import_ledger_limits';
-
-export const CREATE_LEDGER_LIMITS_TABLE = `CREATE TEMP TABLE ${LEDGER_LIMITS_TABLE} (
-  limit_uid text COLLATE "C" PRIMARY KEY,
-  limit_id bigint
-) ON COMMIT DROP`;
-
-/**
  * The first line of each ledger id in the file, with its limit's id: kept
  * batch by batch (batches come in file order, so the first batch to hold an
  * id holds its first line).
