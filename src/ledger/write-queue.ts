@@ -76,6 +76,8 @@ export class WriteQueue<R, T> {
   constructor(
     private readonly work: QueuedWork<R, T>,
     private readonly options: WriteQueueOptions,
+    /** The clock (ms): a test's own, to measure transactions and waits without wall-clock time. */
+    private readonly now: () => number = () => performance.now(),
   ) {
     for (const [name, value] of Object.entries(options)) {
       if (!Number.isInteger(value) || value < 1) throw new RangeError(`write queue: ${name} must be a positive integer, got ${value}`);
@@ -106,7 +108,7 @@ export class WriteQueue<R, T> {
     }
     const target = lane;
     return new Promise<T>((resolve, reject) => {
-      target.queue.push({ request, since: performance.now(), resolve, reject });
+      target.queue.push({ request, since: this.now(), resolve, reject });
       this.waitingCount += 1;
       if (!target.running && target.queue.length === 1) {
         this.ready.push(target);
@@ -142,7 +144,7 @@ export class WriteQueue<R, T> {
     if (batch.length === 0) return this.settleLane(lane);
     lane.running = true;
     this.inFlight += 1;
-    const started = performance.now();
+    const started = this.now();
     void this.work.run(batch.map((waiting) => waiting.request)).then(
       (settled) => {
         batch.forEach((waiting, i) => {
@@ -161,7 +163,7 @@ export class WriteQueue<R, T> {
   }
 
   private finish(lane: Lane<R, T>, started: number): void {
-    this.transactionMs += SMOOTHING * (performance.now() - started - this.transactionMs);
+    this.transactionMs += SMOOTHING * (this.now() - started - this.transactionMs);
     lane.running = false;
     this.inFlight -= 1;
     this.settleLane(lane);
@@ -176,7 +178,7 @@ export class WriteQueue<R, T> {
 
   /** The queue's head (up to maxBatch, up to the first repeated conflict key); writes that waited too long are answered instead. */
   private take(lane: Lane<R, T>): Waiting<R, T>[] {
-    const now = performance.now();
+    const now = this.now();
     const keys = new Set<string>();
     const batch: Waiting<R, T>[] = [];
     while (batch.length < this.options.maxBatch) {
