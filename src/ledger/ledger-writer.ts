@@ -224,7 +224,7 @@ function overloaded(waitMs: number): ApiError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new ApiError(
     'overloaded',
-    `too many writes are queued: this one would wait about ${Math.round(waitMs)} ms before reaching the database; nothing was recorded; retry after ${seconds} s`,
+    `overloaded: too many writes are queued on this node; this one would wait about ${Math.round(waitMs)} ms before reaching the database; nothing was recorded; retry after ${seconds} s`,
     { headers: { 'retry-after': String(seconds) } },
   );
 }
