@@ -9,6 +9,7 @@ import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
 import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
 import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
+import { TransactionInterruptedError, type TransactionStage } from './transaction-interrupted.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -160,16 +161,19 @@ export class PostgresStore implements Store {
    * the whole transaction must fit in what is left of it, as
    * a read's queries must: past it the connection is closed (it may be stuck
    * on a frozen server), the transaction never commits, and the request gets
-   * 503. A COMMIT already sent may still have committed: the caller's
-   * Idempotency-Key tells on retry.
+   * 503. The database going away fails the transaction the same way, never
+   * the process. Either way it rejects with a TransactionInterruptedError
+   * that says whether COMMIT had been sent (then it may have committed: the
+   * caller's Idempotency-Key tells on retry).
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const budgetMs = options.budget?.remaining();
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs ?? 0)));
-    if (budgetMs !== undefined && budgetMs <= 0) throw exceeded();
+    if (budgetMs !== undefined && budgetMs <= 0) throw interrupted(exceeded(), 'before-begin');
     let timedOut = false;
     let client: pg.PoolClient | undefined;
     let stopWaiting: (() => void) | undefined;
+    const watch = new ConnectionWatch();
     const timer =
       budgetMs === undefined
         ? undefined
@@ -182,17 +186,18 @@ export class PostgresStore implements Store {
           }, budgetMs);
     try {
       client = await new Promise<pg.PoolClient>((resolve, reject) => {
-        stopWaiting = () => reject(exceeded());
-        this.pool.connect().then(
-          (connected) => {
-            // The budget ran out while waiting: a connection that comes later goes back to the pool.
-            if (timedOut) connected.release();
-            else resolve(connected);
-          },
-          (error: unknown) => reject(classifyError(error)),
-        );
+        stopWaiting = () => reject(interrupted(exceeded(), 'before-begin'));
+        // A callback, not the promise: it runs in the same tick as the connection's ReadyForQuery, and the
+        // watch must be on before any later message of the same network read (a FATAL) is emitted.
+        this.pool.connect((error, connected) => {
+          if (error || !connected) return reject(interrupted(classifyError(error), 'before-begin'));
+          // The budget ran out while waiting: a connection that comes later goes back to the pool.
+          if (timedOut) return connected.release();
+          watch.attach(connected);
+          resolve(connected);
+        });
       });
-      return await this.transactionOn(client, fn, options, () => (timedOut ? exceeded() : undefined));
+      return await this.transactionOn(client, fn, options, watch, () => (timedOut ? exceeded() : undefined));
     } finally {
       clearTimeout(timer);
     }
@@ -202,21 +207,28 @@ export class PostgresStore implements Store {
     client: pg.PoolClient,
     fn: (tx: Transaction) => Promise<T>,
     options: TransactionOptions,
+    watch: ConnectionWatch,
     budgetSpent: () => StoreUnavailableError | undefined,
   ): Promise<T> {
-    let broken = false;
+    let stage: TransactionStage = 'before-begin';
+    const failure = (error: unknown) => interrupted(budgetSpent() ?? classifyError(error), stage);
     const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+      if (watch.lost) throw failure(watch.lost);
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
         return await runPgQuery(client, this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
       } catch (error) {
-        throw budgetSpent() ?? classifyError(error);
+        throw failure(error);
       }
     };
     let atCommit: string | undefined;
+    let broken = false;
     try {
+      const begin = options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN';
+      const beginning = run(begin);
+      stage = 'in-transaction';
       // Without parameters this is one simple-protocol message: both statements in one round trip.
-      await run(options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN');
+      await beginning;
       const tx: Transaction = {
         query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
           (await run(sql, params, queryOptions)).rows as Row[],
@@ -224,11 +236,12 @@ export class PostgresStore implements Store {
           await run(sql);
         },
         copyFrom: async (target: string, chunks: AsyncIterable<string | Uint8Array>) => {
+          if (watch.lost) throw failure(watch.lost);
           const copy = client.query(Object.assign(copyFromStdin(`COPY ${target} FROM STDIN`), { query_timeout: this.readTimeoutMs }));
           try {
             await pipeline(Readable.from(chunks), copy);
           } catch (error) {
-            throw classifyError(error);
+            throw failure(error);
           }
           return copy.rowCount;
         },
@@ -238,15 +251,20 @@ export class PostgresStore implements Store {
         },
       };
       const result = await fn(tx);
-      await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
+      if (watch.lost) throw failure(watch.lost);
+      const committing = run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
+      stage = 'commit-sent';
+      await committing;
       return result;
     } catch (error) {
-      broken = error instanceof StoreUnavailableError;
-      if (!budgetSpent()) await runPgQuery(client, this.timed({ text: 'ROLLBACK' })).catch(() => {});
-      throw error;
+      const failed = error instanceof StoreUnavailableError ? interrupted(error, stage) : error;
+      broken = failed instanceof StoreUnavailableError || watch.lost !== undefined;
+      if (!broken) await runPgQuery(client, this.timed({ text: 'ROLLBACK' })).catch(() => {});
+      throw failed;
     } finally {
-      // A connection that failed mid-transaction is discarded, not reused.
-      client.release(broken);
+      // A connection that failed mid-transaction is discarded (closed), never reused.
+      client.release(watch.lost ?? broken);
+      watch.detach(client);
     }
   }
 
@@ -285,6 +303,35 @@ export function redactUrl(url: string): string {
   } catch {
     return 'postgres://(unparseable URL)';
   }
+}
+
+/**
+ * Hears a checked-out client's connection dying. A client reports it (FATAL
+ * from a shutdown or a terminated backend, a closed socket) as an 'error'
+ * event, also between two statements when no query is there to fail:
+ * unheard, that event crashes the process. Heard, it fails the transaction
+ * at its next statement.
+ */
+class ConnectionWatch {
+  lost: Error | undefined;
+  private readonly onError = (error: Error) => {
+    this.lost ??= error;
+  };
+
+  attach(client: pg.PoolClient): void {
+    client.on('error', this.onError);
+  }
+
+  /** After the client's release: the pool listens to it again from then on. */
+  detach(client: pg.PoolClient): void {
+    client.off('error', this.onError);
+  }
+}
+
+/** `error` as a TransactionInterruptedError at `stage` if it means the database is unavailable; as is otherwise. */
+function interrupted(error: unknown, stage: TransactionStage): unknown {
+  if (error instanceof TransactionInterruptedError || !(error instanceof StoreUnavailableError)) return error;
+  return new TransactionInterruptedError(error.cause, stage);
 }
 
 /**
