@@ -45,6 +45,8 @@ export class PostgresStore implements Store {
    * and clearTimeout per query).
    */
   private readonly readTimeoutMs: number | undefined;
+  /** Reads run again on another connection because theirs was lost under them (a metric). */
+  connectionRetries = 0;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
@@ -114,10 +116,15 @@ export class PostgresStore implements Store {
    * a connection and running the query must both fit, or the request gets
    * 503. A connection whose query outlived the budget may be stuck on a
    * frozen server, so it is closed and dropped from the pool, never reused.
+   * A query whose connection was lost under it (a failover, HAProxy cutting
+   * the sessions of a standby being promoted, a terminated backend) runs
+   * once more on another connection within what is left of the budget: a
+   * request's queries outside a transaction are reads, safe to repeat.
    */
-  private queryWithin(budgetMs: number, config: TimedQueryConfig): Promise<unknown[]> {
+  private queryWithin(budgetMs: number, config: TimedQueryConfig, mayRetry = true): Promise<unknown[]> {
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
     if (budgetMs <= 0) return Promise.reject(exceeded());
+    const deadlineAt = performance.now() + budgetMs;
     // Callbacks and one deadline for both waits (connection, then query), watched by the store's
     // shared timer: this runs for every query of every request, and each promise or timer less
     // is CPU saved per request.
@@ -125,7 +132,7 @@ export class PostgresStore implements Store {
       let client: pg.PoolClient | undefined;
       let timedOut = false;
       const ignoreLateErrors = () => {};
-      const deadline = this.deadlines.watch(performance.now() + budgetMs, () => {
+      const deadline = this.deadlines.watch(deadlineAt, () => {
         timedOut = true;
         if (!client) return reject(exceeded());
         // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
@@ -148,8 +155,13 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
           connected.release(queryError ?? undefined);
-          if (queryError) reject(timedOut ? exceeded() : classifyError(queryError));
-          else resolve(result.rows);
+          if (!queryError) return resolve(result.rows);
+          if (timedOut) return reject(exceeded());
+          if (mayRetry && isConnectionLost(queryError)) {
+            this.connectionRetries += 1;
+            return resolve(this.queryWithin(deadlineAt - performance.now(), config, false));
+          }
+          reject(classifyError(queryError));
         });
         connected.query(query);
       });
@@ -332,6 +344,17 @@ class ConnectionWatch {
 function interrupted(error: unknown, stage: TransactionStage): unknown {
   if (error instanceof TransactionInterruptedError || !(error instanceof StoreUnavailableError)) return error;
   return new TransactionInterruptedError(error.cause, stage);
+}
+
+/**
+ * Whether a query failed because its connection died under it (the server
+ * ended the session with FATAL, or the socket closed or reset), rather than
+ * because of the query or a timeout: then another connection may serve it.
+ */
+function isConnectionLost(error: Error): boolean {
+  if (error instanceof pg.DatabaseError) return error.severity === 'FATAL' || error.severity === 'PANIC';
+  // pg's own client-side read timeout (a fixed string of the driver, not server text): the server is slow, not gone.
+  return error.message !== 'Query read timeout';
 }
 
 /**
