@@ -91,6 +91,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       http: config.http,
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
       replicaLimits: config.replicaLimits,
+      patroniUrls: config.patroniUrls,
       idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
