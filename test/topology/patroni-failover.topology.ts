@@ -55,7 +55,7 @@ function sampleSyncPort(node: SpawnedServer): { samples: SyncPortSamples; stop: 
         const ready = await fetch(`${node.url}/readyz`, { signal: AbortSignal.timeout(5000) });
         const body = (await ready.json()) as { detail?: string };
         if (ready.status === 503) samples.notReady.add(body.detail ?? '');
-        const metrics = await (await fetch(`${node.metricsUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+        const metrics = await (await fetch(node.metricsUrl ?? '', { signal: AbortSignal.timeout(5000) })).text();
         const gauge = /^lending_api_serves_limits (\d+)/m.exec(metrics);
         if (gauge) samples.servesLimits.add(Number(gauge[1]));
       } catch {
