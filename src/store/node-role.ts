@@ -65,20 +65,14 @@ export class NodeRole {
     private readonly patroni?: PatroniRest,
   ) {}
 
-  /** The state last read, if it is still fresh (metrics; never probes). */
-  get lastKnown(): NodeRoleState | undefined {
-    return this.known && this.now() - this.known.at < this.maxAgeMs ? this.known.state : undefined;
-  }
-
   /**
-   * Why a node whose database is unreachable cannot answer credit limits,
-   * when Patroni can tell: no member is its synchronous standby (for a few
-   * seconds after a failover, until Patroni names one). Undefined otherwise.
+   * Why the synchronous-standby port may have no server, when Patroni can
+   * tell (PATRONI_URL): it names no synchronous standby right now, as for a
+   * few seconds after a failover. Undefined otherwise.
    */
   async limitsOutageReason(): Promise<string | undefined> {
-    if (!this.patroni && this.replicaLimits !== 'sync') return undefined;
-    if ((await this.patroni?.hasSynchronousStandby()) !== false) return undefined;
-    return 'Patroni names no synchronous standby yet (after a failover it names one within seconds); until then credit limits are answered only by nodes on the leader';
+    if (!this.patroni || (await this.patroni.hasSynchronousStandby()) !== false) return undefined;
+    return 'Patroni names no synchronous standby yet (after a failover it names one within seconds), so its synchronous-standby port has no server; until then credit limits are answered only by nodes on the leader';
   }
 
   /**

@@ -35,6 +35,13 @@ export interface PatroniCluster {
   state(): Promise<ClusterMemberState[]>;
   /** Waits until there is a running leader and a running synchronous standby; returns the state then. */
   healthy(timeoutMs?: number): Promise<ClusterMemberState[]>;
+  /**
+   * Each time healthy() found Patroni 3.0.2's /sync key still owned by a
+   * member that is no longer the leader (then the leader never names a
+   * synchronous standby again) and deleted it, as docs/scaling.md tells an
+   * operator to: what it found.
+   */
+  readonly syncKeyRepairs: string[];
   /** Sends `signal` to a member's Patroni, or to its PostgreSQL (postmaster, or postmaster and every backend). */
   signalPatroni(name: string, signal: NodeJS.Signals): void;
   signalPostgres(name: string, signal: NodeJS.Signals, withChildren?: boolean): Promise<void>;
@@ -155,6 +162,35 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
     Number((await readFile(path.join(dir, name, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const patronictlConfig = path.join(dir, 'pg1.yml');
 
+  const etcdKey = async (action: 'range' | 'deleterange', key: string): Promise<string | undefined> => {
+    const response = await fetch(`http://127.0.0.1:${etcdClient}/v3/kv/${action}`, {
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from(`/service/${layout.scope}/${key}`).toString('base64') }),
+      signal: AbortSignal.timeout(2000),
+    });
+    const body = (await response.json()) as { kvs?: { value: string }[] };
+    const value = body.kvs?.[0]?.value;
+    return value === undefined ? undefined : Buffer.from(value, 'base64').toString();
+  };
+  const syncKeyRepairs: string[] = [];
+  let staleSyncKeySince: number | undefined;
+  /** Deletes a /sync key that has named a member other than the running leader for 15 s (see syncKeyRepairs). */
+  const repairStaleSyncKey = async (members: readonly ClusterMemberState[]) => {
+    const leader = members.find((m) => m.role === 'leader' && m.state === 'running')?.name;
+    const sync = await etcdKey('range', 'sync').catch(() => undefined);
+    const owner = sync === undefined ? undefined : (JSON.parse(sync) as { leader?: string }).leader;
+    if (!leader || !owner || owner === leader) {
+      staleSyncKeySince = undefined;
+      return;
+    }
+    staleSyncKeySince ??= Date.now();
+    if (Date.now() - staleSyncKeySince < 15_000) return;
+    syncKeyRepairs.push(`/sync key ${sync} while ${leader} leads`);
+    logs(`[test] deleting the stale /sync key ${sync} (leader ${leader})`);
+    await etcdKey('deleterange', 'sync');
+    staleSyncKeySince = undefined;
+  };
+
   const cluster: PatroniCluster = {
     members: members.map((m) => ({ name: m.name, port: m.postgres.port, restUrl: `http://${m.rest.host}:${m.rest.port}` })),
     urls: {
@@ -163,12 +199,14 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
       replica: `postgres://postgres@127.0.0.1:${layout.haproxy.replica}/postgres`,
     },
     restUrls,
+    syncKeyRepairs,
     state,
     healthy: async (timeoutMs = 120_000) => {
       let last: ClusterMemberState[] = [];
       await waitFor(
         async () => {
           last = await state();
+          await repairStaleSyncKey(last);
           const running = (role: string) => last.some((m) => m.role === role && m.state === 'running');
           return running('leader') && running('sync_standby') && last.every((m) => m.state === 'running' || m.state === 'streaming');
         },

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,8 @@ interface FaultResult {
   readonly outageMs: number;
   readonly tally: PhaseTally;
   readonly sync: SyncPortSamples;
+  /** Times the harness had to delete a /sync key left to a dead leader (see PatroniCluster.syncKeyRepairs). */
+  readonly syncKeyRepairs: number;
 }
 
 /** What the node on the sync port told an operator or a load balancer during a phase. */
@@ -55,7 +57,7 @@ function sampleSyncPort(node: SpawnedServer): { samples: SyncPortSamples; stop: 
         const ready = await fetch(`${node.url}/readyz`, { signal: AbortSignal.timeout(5000) });
         const body = (await ready.json()) as { detail?: string };
         if (ready.status === 503) samples.notReady.add(body.detail ?? '');
-        const metrics = await (await fetch(`${node.metricsUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+        const metrics = await (await fetch(node.metricsUrl ?? '', { signal: AbortSignal.timeout(5000) })).text();
         const gauge = /^lending_api_serves_limits (\d+)/m.exec(metrics);
         if (gauge) samples.servesLimits.add(Number(gauge[1]));
       } catch {
@@ -83,7 +85,10 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
   const log: string[] = [];
 
   beforeAll(async () => {
+    // PATRONI_TEST_LOG=/path: the cluster's own logs (Patroni, PostgreSQL, etcd, HAProxy), to read after a failure.
+    const logFile = process.env.PATRONI_TEST_LOG;
     cluster = await startPatroniCluster(binDir ?? '', (line) => {
+      if (logFile) appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
       log.push(line);
       if (log.length > 4000) log.splice(0, 1000);
     });
@@ -120,11 +125,11 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
     for (const node of Object.values(nodes)) node?.child.kill('SIGKILL');
     await cluster?.destroy();
     if (results.length) {
-      console.log('\nfault | write outage | W answers | S answers | R answers | acknowledged | stale / limit reads');
-      for (const { fault, outageMs, tally } of results) {
+      console.log('\nfault | write outage | W answers | S answers | R answers | acknowledged | stale / limit reads | stale /sync key deleted');
+      for (const { fault, outageMs, tally, syncKeyRepairs } of results) {
         const acknowledged = [...tally.acknowledged.values()].reduce((n, keys) => n + keys.size, 0);
         console.log(
-          `${fault} | ${(outageMs / 1000).toFixed(1)} s | ${statusSummary(tally.statuses.W)} | ${statusSummary(tally.statuses.S)} | ${statusSummary(tally.statuses.R)} | ${acknowledged} | ${tally.stale} / ${tally.limitReads}`,
+          `${fault} | ${(outageMs / 1000).toFixed(1)} s | ${statusSummary(tally.statuses.W)} | ${statusSummary(tally.statuses.S)} | ${statusSummary(tally.statuses.R)} | ${acknowledged} | ${tally.stale} / ${tally.limitReads} | ${syncKeyRepairs}`,
         );
       }
     }
@@ -133,6 +138,7 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
   /** Runs the load through `inject` and until the cluster is healthy again, then checks what a client would notice. */
   async function underLoad(fault: string, inject: (before: readonly ClusterMemberState[]) => Promise<void>): Promise<FaultResult> {
     const before = await cluster.healthy();
+    const repairsBefore = cluster.syncKeyRepairs.length;
     const load = startLoad(targets, fault.replace(/\W+/g, '-'));
     const syncPort = sampleSyncPort(nodes.S!);
     await sleep(STEADY_MS);
@@ -145,10 +151,10 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
     await sleep(STEADY_MS);
     const tally = await load.stop();
     const sync = await syncPort.stop();
-    const result = { fault, outageMs: longestWriteGapMs(tally, injected), tally, sync };
+    const result = { fault, outageMs: longestWriteGapMs(tally, injected), tally, sync, syncKeyRepairs: cluster.syncKeyRepairs.length - repairsBefore };
     results.push(result);
     console.log(
-      `${fault}: write outage ${(result.outageMs / 1000).toFixed(1)} s; W ${statusSummary(tally.statuses.W)}; S ${statusSummary(tally.statuses.S)}; R ${statusSummary(tally.statuses.R)}; stale ${tally.stale} of ${tally.limitReads} limit reads; S /readyz 503: ${JSON.stringify([...sync.notReady])}; S serves_limits gauge: ${[...sync.servesLimits].join(',')}`,
+      `${fault}: write outage ${(result.outageMs / 1000).toFixed(1)} s; W ${statusSummary(tally.statuses.W)}; S ${statusSummary(tally.statuses.S)}; R ${statusSummary(tally.statuses.R)}; stale ${tally.stale} of ${tally.limitReads} limit reads; S /readyz 503: ${JSON.stringify([...sync.notReady])}; S serves_limits gauge: ${[...sync.servesLimits].join(',')}; stale /sync key deleted: ${result.syncKeyRepairs}`,
     );
     await expectNothingLost(tally);
     expect(tally.unexpected).toEqual([]);
