@@ -4,14 +4,20 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { problemDocument, PROBLEM_CONTENT_TYPE, sendProblem, toApiError } from './problem.js';
+import { uidTooLong } from './record-uid-length.js';
 import { JSON_SECURITY_HEADERS } from './security-headers.js';
 
-/** Fastify's own rejections (a malformed percent-encoding in the path) as problem+json too. */
+/**
+ * Fastify's own rejections as problem+json too: a malformed percent-encoding
+ * in the path (400), and a path parameter longer than the router takes —
+ * longer than any uid can be, so no record has it (404, like any unknown one).
+ */
 export function frameworkErrorHandler(error: Error, request: FastifyRequest, reply: FastifyReply): void {
   // The request's hooks never ran: set what they would have.
   reply.header('x-request-id', request.id);
   reply.headers(JSON_SECURITY_HEADERS);
-  void sendProblem(request, reply, toApiError(error));
+  const tooLong = (error as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH';
+  void sendProblem(request, reply, tooLong ? uidTooLong(request.url.split('?')[0] ?? '') : toApiError(error));
 }
 
 /** What Node's parser (or its request timers) rejected, as the problem the client gets. */
