@@ -88,9 +88,15 @@ export function saysNothingRan(answer: Answer): boolean {
   return answer.status === 503 && (answer.code === 'service_unavailable' || answer.code === 'overloaded');
 }
 
-/** Whether an answer tells the client the write is done (recorded, or refused for good): no retry needed. */
+/**
+ * Whether an answer tells the client the write is done — recorded, or
+ * refused for good (a 4xx) — so that it need not send it again. No answer,
+ * a 5xx (503, 504 outcome_unknown), a 429 and a 409 idempotency_key_in_use
+ * are retried with the same key.
+ */
 export function isFinal(answer: Answer): boolean {
-  return answer.status !== 0 && answer.status !== 503 && answer.status !== 409 ? true : answer.status === 409 && answer.code !== 'idempotency_key_in_use';
+  if (answer.status === 0 || answer.status >= 500 || answer.status === 429) return false;
+  return !(answer.status === 409 && answer.code === 'idempotency_key_in_use');
 }
 
 export function percentile(values: readonly number[], p: number): number {
