@@ -29,6 +29,8 @@ import { PatroniRest } from './store/patroni-rest.js';
 import { realTimeGuard } from './http/real-time-guard.js';
 import { writeRoutes } from './http/write-routes.js';
 import { rejectRepeatedHeaders } from './http/repeated-headers.js';
+import { refuseContentCoding } from './http/content-coding.js';
+import { MAX_ENCODED_PARAM_LENGTH, refuseImpossibleUids } from './http/record-uid-length.js';
 import { creditLimits } from './resources/credit-limits.js';
 
 export interface AppOptions {
@@ -87,7 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: fastifyTrustProxy(options.trustProxy),
     genReqId: requestIdFor,
     requestIdHeader: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 255 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_ENCODED_PARAM_LENGTH },
     bodyLimit: 16 * 1024,
     ...(options.http ? httpServerOptions(options.http) : { http: { requireHostHeader: false } }),
   });
@@ -113,7 +115,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
     rejectRepeatedHeaders(request);
     if (request.is404) throw notFound(request);
+    refuseImpossibleUids(request);
     done();
+  });
+  // After the write routes' credentials checks (onRequest), before the body is read.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    refuseContentCoding(request);
+    done(null, payload);
   });
 
   const outageLog = new OutageLog(app.log, options.outageSummaryMs);

@@ -7,6 +7,7 @@ import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, t
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
+import { ConnectGate } from './connect-gate.js';
 import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
 import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
 import { TransactionInterruptedError, type TransactionStage } from './transaction-interrupted.js';
@@ -57,9 +58,21 @@ export class PostgresStore implements Store {
     // for a busy pool. Opening must fail fast (the database is away: 503 at
     // once), while waiting is just load, so each connection gets its own
     // shorter timeout and the pool's is the wait.
+    const gate = new ConnectGate();
     class FastConnectClient extends pg.Client {
       constructor(config?: pg.ClientConfig) {
         super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+
+      // The pool connects with a callback; while the database does not answer, one attempt at a time (ConnectGate).
+      override connect(): Promise<pg.Client>;
+      override connect(callback: (error: Error) => void): void;
+      override connect(callback?: (error: Error) => void): Promise<pg.Client> | void {
+        if (!callback) return super.connect();
+        gate.admit(
+          (finished) => super.connect((error: Error | null) => finished(error ?? undefined)),
+          (error) => callback(error as Error),
+        );
       }
     }
     this.pool = new pg.Pool({
