@@ -66,7 +66,10 @@ export function declareAnswerHeaders(paths: Record<string, JsonObject>, response
 export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): void {
   for (const [path, pathItem] of Object.entries(paths)) {
     const served = OPENAPI_METHODS.filter((method) => pathItem[method] !== undefined);
-    const [tag] = (served.map((method) => (pathItem[method] as { tags?: string[] }).tags?.[0]).filter(Boolean) as string[]);
+    const operations = served.map((method) => pathItem[method] as { tags?: string[]; parameters?: JsonObject[] });
+    const [tag] = operations.map((operation) => operation.tags?.[0]).filter(Boolean) as string[];
+    // The path's own parameters ({uid}), as the served operations declare them.
+    const pathParameters = (operations[0]?.parameters ?? []).filter((parameter) => parameter.in === 'path');
     const allowed = new Set<string>([...served, ...(served.includes('get') ? ['head'] : [])]);
     const allow = OPENAPI_METHODS.filter((method) => allowed.has(method)).map((method) => method.toUpperCase()).join(', ');
     for (const method of OPENAPI_METHODS.filter((candidate) => !allowed.has(candidate))) {
@@ -75,6 +78,7 @@ export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): voi
         ...(tag ? { tags: [tag] } : {}),
         summary: `${method.toUpperCase()} is not allowed`,
         description: `${path} serves ${allow}; ${method.toUpperCase()} is answered 405 with an \`Allow\` header naming them, before authentication and before any body is read (a URL the router cannot read is a 400 first).`,
+        ...(pathParameters.length > 0 ? { parameters: pathParameters } : {}),
         security: [],
         'x-method-not-allowed': true,
         responses: { 400: { $ref: '#/components/responses/BadRequest' }, 405: { $ref: '#/components/responses/MethodNotAllowed' } },

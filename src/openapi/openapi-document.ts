@@ -57,8 +57,12 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   if (ledger) Object.assign(paths, writePaths(creditLimits));
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
-  paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
-  paths['/docs'] = { get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'text/html', { type: 'string' }) };
+  paths['/api/openapi.json'] = {
+    get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'The document of this API (what `openapi.json` in the repository holds). No authentication.', 'application/json', { type: 'object' }),
+  };
+  paths['/docs'] = {
+    get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string' }),
+  };
   declareMethodsNotAllowed(paths);
   const responses = problemResponses();
   declareAnswerHeaders(paths, responses);
@@ -209,11 +213,12 @@ function readyOperation(): JsonObject {
   };
 }
 
-function referenceOperation(operationId: string, summary: string, mediaType: string, schema: JsonObject): JsonObject {
+function referenceOperation(operationId: string, summary: string, description: string, mediaType: string, schema: JsonObject): JsonObject {
   return {
     operationId,
     tags: ['Reference'],
     summary,
+    description,
     security: [],
     responses: {
       200: {
