@@ -2,7 +2,7 @@ import { type ErrorCode } from '../domain/errors.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
-import { capitalize, plural } from './plural.js';
+import { capitalize, plural, withArticle } from './plural.js';
 import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
@@ -146,7 +146,7 @@ function listOperation(resource: ResourceDefinition): JsonObject {
   return {
     operationId: `list${plural(resource.schemaName)}`,
     tags: [tagOf(resource)],
-    summary: parent ? `List a ${parent.name}'s ${plural(resource.name)}` : `List ${plural(resource.name)}`,
+    summary: parent ? `List ${withArticle(parent.name)}'s ${plural(resource.name)}` : `List ${plural(resource.name)}`,
     description: `${resource.description}\n\nFilters combine with AND; with none, every ${resource.name} ${scope} is listed, ordered by \`${resource.defaultOrdering}\` unless \`order_by\` says otherwise. An unknown or repeated parameter is a 422 naming it.`,
     parameters: parent ? [parentUidParameter(parent), ...listParameters(resource)] : listParameters(resource),
     responses: {
@@ -164,7 +164,7 @@ function retrieveOperation(resource: ResourceDefinition): JsonObject {
   return {
     operationId: `retrieve${resource.schemaName}`,
     tags: [tagOf(resource)],
-    summary: `Retrieve a ${resource.name}`,
+    summary: `Retrieve ${withArticle(resource.name)}`,
     description: `One ${resource.name} of your organization by its UID. The URL takes no query parameters (one given is a 422 naming it).`,
     parameters: [uidParameter(resource)],
     responses: {

@@ -5,10 +5,11 @@
  */
 import { subscribe } from 'node:diagnostics_channel';
 import type { FastifyInstance } from 'fastify';
-import { appendTo, responseContractOfFile } from './response-contract.js';
+import { appendTo, OPENAPI_FILE, responseContractOfFile } from './response-contract.js';
 
 const file = process.env.CONTRACT_VIOLATIONS_FILE;
 if (file) {
-  const contract = responseContractOfFile(appendTo(file));
+  // CONTRACT_OPENAPI_FILE: another document, for the test of this hook itself.
+  const contract = responseContractOfFile(appendTo(file), process.env.CONTRACT_OPENAPI_FILE ?? OPENAPI_FILE);
   subscribe('fastify.initialization', (message) => contract.watch((message as { fastify: FastifyInstance }).fastify));
 }

@@ -122,9 +122,9 @@ function lowerCased(headers: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
-/** The checker of a process, on the committed document. */
-export function responseContractOfFile(report: Report): ResponseContract {
-  return new ResponseContract(JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as JsonObject, report);
+/** The checker of a process, on the committed document (or the one at `file`). */
+export function responseContractOfFile(report: Report, file: string | URL = OPENAPI_FILE): ResponseContract {
+  return new ResponseContract(JSON.parse(readFileSync(file, 'utf8')) as JsonObject, report);
 }
 
 /** A report that appends each violation as a JSON line to `file` (a spawned server's, read by its test). */

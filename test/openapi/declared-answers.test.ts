@@ -98,6 +98,37 @@ describeEachStore('every answer the service gives is declared in the document', 
   });
 });
 
+describeEachStore('a failed-login block, as docs/api.md "Rate limits" says', (store) => {
+  let app: FastifyInstance;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    app = await buildApp({ store: store(), rateLimit: { perMinute: 1000, authFailuresPerMinute: 3 } });
+    tenant = await createTenant(store());
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('answers the API 429 with the failed-login budget as X-RateLimit-Limit, and leaves health, readiness, the reference and 405s alone', async () => {
+    const remoteAddress = '203.0.113.77';
+    const wrong = `Basic ${Buffer.from(`${tenant.org.uid}:lak_0123456789abcdef_${'x'.repeat(43)}`).toString('base64')}`;
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      await app.inject({ method: 'GET', url: '/api/methods/', headers: { authorization: wrong }, remoteAddress });
+    }
+    const blocked = await app.inject({ method: 'GET', url: '/api/methods/', headers: { authorization: tenant.authorization }, remoteAddress });
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.headers['x-ratelimit-limit']).toBe('3');
+    expect(blocked.headers['x-ratelimit-remaining']).toBe('0');
+    expect(blocked.headers['retry-after']).toBe(blocked.headers['x-ratelimit-reset']);
+    expectDeclared('GET', '/api/methods/', blocked);
+
+    for (const [method, url] of [['GET', '/healthz'], ['GET', '/readyz'], ['GET', '/docs'], ['GET', '/api/openapi.json'], ['DELETE', '/api/methods/']] as const) {
+      const response = await app.inject({ method, url, headers: { authorization: tenant.authorization }, remoteAddress });
+      expect(response.statusCode, `${method} ${url}`).not.toBe(429);
+    }
+  });
+});
+
 describe('the document itself', () => {
   it('has a servers entry, and no array schema without items', () => {
     expect(document.servers).toEqual([expect.objectContaining({ url: expect.stringMatching(/^http:\/\/localhost:\d+$/) })]);
@@ -110,6 +141,13 @@ describe('the document itself', () => {
     };
     walk(document, '');
     expect(bare).toEqual([]);
+  });
+
+  it('summarizes each retrieve operation with the right article ("Retrieve an entity")', () => {
+    const summaries = Object.values(paths).flatMap((item) => (item.get?.operationId?.toString().startsWith('retrieve') ? [String(item.get.summary)] : []));
+    expect(summaries).toContain('Retrieve an entity');
+    expect(summaries).toContain('Retrieve a credit limit');
+    expect(summaries.filter((summary) => / a [aeiou]/i.test(summary))).toEqual([]);
   });
 
   it('says which methods answer 405 truthfully (POST is served on the write paths)', () => {
