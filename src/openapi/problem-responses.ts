@@ -161,7 +161,7 @@ function problemSchemaOf(code: ErrorCode): JsonObject {
           code: { const: code },
           type: { const: problemType(code) },
           title: { const: title },
-          ...(requiresErrors ? { errors: { type: 'array', minItems: 1 } } : {}),
+          ...(requiresErrors ? { errors: { type: 'array', minItems: 1, items: schemaRef('ParamError') } } : {}),
         },
       },
     ],

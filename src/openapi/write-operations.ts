@@ -9,6 +9,7 @@ import { uidParameter } from './resource-schemas.js';
 
 /** Problems a write can answer besides its 201, grouped by status in the document. */
 const WRITE_ERRORS = [
+  'bad_request',
   'invalid_json',
   'idempotency_key_missing',
   'idempotency_key_invalid',
@@ -72,6 +73,12 @@ function writeOperation(limits: ResourceDefinition, kind: LedgerKind): JsonObjec
   };
 }
 
+/**
+ * Refusals stored under the Idempotency-Key like a 201, and replayed with
+ * `Idempotent-Replayed: true` (src/http/record-write.ts STORED_REFUSALS).
+ */
+const REPLAYED_REFUSALS: readonly ErrorCode[] = ['insufficient_balance', 'repayment_exceeds_outstanding'];
+
 /** One response per status; a status several codes share lists them all. */
 function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
   return Object.fromEntries(
@@ -82,7 +89,10 @@ function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, Jso
         status,
         {
           description: shared.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join('; '),
-          headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+          headers: {
+            'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+            ...(shared.some((code) => REPLAYED_REFUSALS.includes(code)) ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+          },
           content: {
             [PROBLEM_CONTENT_TYPE]: {
               schema: { allOf: [schemaRef('Problem'), { type: 'object', properties: { status: { const: Number(status) }, code: { enum: shared } } }] },
