@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Command } from 'commander';
-import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
+import { createApiKey } from '../../auth/api-keys.js';
+import { createOrganization, findOrganization } from '../../organizations/organizations.js';
 import { loadConfig } from '../../config.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
