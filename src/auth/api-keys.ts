@@ -72,3 +72,17 @@ export async function revokeApiKey(db: Queryable, keyId: string): Promise<{ id: 
   if (!row) throw new DomainError(KEY_ID_PATTERN.test(keyId) ? `no API key '${keyId}'` : 'no API key with that id (key ids look like key_ and 16 hex digits)');
   return row;
 }
+
+/** Revokes every key of the organization that still works (not revoked, not expired); returns their ids, oldest first. */
+export async function revokeActiveApiKeys(db: Queryable, orgUid: string): Promise<string[]> {
+  const org = await requireOrganization(db, orgUid);
+  const rows = await db.query<{ id: string }>(
+    `WITH revoked AS (
+       UPDATE api_keys SET revoked_at = now()
+        WHERE org_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+       RETURNING id, created_at)
+     SELECT id FROM revoked ORDER BY created_at, id`,
+    [org.id],
+  );
+  return rows.map((row) => row.id);
+}
