@@ -14,7 +14,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createApiKey, requireOrganization } from '../src/auth/organizations.js';
+import { createApiKey } from '../src/auth/api-keys.js';
+import { requireOrganization } from '../src/organizations/organizations.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { createTempPostgres, postgresBinDir, type TempPostgres } from '../test/helpers/temp-postgres.js';

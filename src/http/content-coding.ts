@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
-import { truncate } from '../listing/value-parsers.js';
+import { truncate } from '../domain/truncate.js';
 
 /**
  * A body is read as the bytes sent: this service decodes no content coding.

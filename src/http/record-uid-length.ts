@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
-import { truncate } from '../listing/value-parsers.js';
+import { truncate } from '../domain/truncate.js';
 
 /** The longest uid a record may have (the tables' CHECK). */
 export const MAX_UID_LENGTH = 255;

@@ -3,6 +3,7 @@ import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { entryOperation, LEDGER_KINDS, LedgerError, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind } from '../ledger/index.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { NodeRole } from '../store/node-role.js';
 import type { Queryable, Store } from '../store/store.js';
@@ -11,7 +12,7 @@ import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 import type { DatabaseOf } from './request-database.js';
 import { authenticateWithLimits } from './rate-limits.js';
 import { closeIfBodyPending } from './unread-body.js';
-import { MAX_WRITE_BODY_BYTES, parseWriteBody } from './write-body.js';
+import { parseWriteBody } from './write-body.js';
 import { decodeJsonBody } from './json-body-text.js';
 
 declare module 'fastify' {
