@@ -46,7 +46,7 @@ export class PostgresStore implements Store {
    * and clearTimeout per query).
    */
   private readonly readTimeoutMs: number | undefined;
-  /** Reads run again on another connection because theirs was lost under them (a metric). */
+  /** Reads run again on another connection because theirs failed to open or was lost under them (a metric). */
   connectionRetries = 0;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -129,10 +129,11 @@ export class PostgresStore implements Store {
    * a connection and running the query must both fit, or the request gets
    * 503. A connection whose query outlived the budget may be stuck on a
    * frozen server, so it is closed and dropped from the pool, never reused.
-   * A query whose connection was lost under it (a failover, HAProxy cutting
-   * the sessions of a standby being promoted, a terminated backend) runs
-   * once more on another connection within what is left of the budget: a
-   * request's queries outside a transaction are reads, safe to repeat.
+   * A query whose connection failed to open or was lost under it (a
+   * failover, HAProxy cutting the sessions of a standby being promoted, a
+   * terminated backend) runs once more on another connection within what is
+   * left of the budget: a request's queries outside a transaction are reads,
+   * safe to repeat.
    */
   private queryWithin(budgetMs: number, config: TimedQueryConfig, mayRetry = true): Promise<unknown[]> {
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
@@ -159,6 +160,9 @@ export class PostgresStore implements Store {
         }
         if (connectError || !connected) {
           this.deadlines.cancel(deadline);
+          // A proxy (HAProxy) that accepted the connection for a server just lost closes it: the next
+          // connection goes to a live server.
+          if (mayRetry) return resolve(this.retryWithin(deadlineAt, config));
           return reject(classifyError(connectError));
         }
         client = connected;
@@ -170,15 +174,18 @@ export class PostgresStore implements Store {
           connected.release(queryError ?? undefined);
           if (!queryError) return resolve(result.rows);
           if (timedOut) return reject(exceeded());
-          if (mayRetry && isConnectionLost(queryError)) {
-            this.connectionRetries += 1;
-            return resolve(this.queryWithin(deadlineAt - performance.now(), config, false));
-          }
+          if (mayRetry && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config));
           reject(classifyError(queryError));
         });
         connected.query(query);
       });
     });
+  }
+
+  /** The one retry of a read whose connection failed, on a new connection, within what is left until `deadlineAt`. */
+  private retryWithin(deadlineAt: number, config: TimedQueryConfig): Promise<unknown[]> {
+    this.connectionRetries += 1;
+    return this.queryWithin(deadlineAt - performance.now(), config, false);
   }
 
   /**
