@@ -111,7 +111,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
             status: { const: 'ready' },
             database: { const: 'reachable' },
             role: { enum: ['primary', 'replica'], description: 'Whether this node reads the primary or a hot standby.' },
-            serves_limits: { type: 'boolean', description: 'Whether this node answers credit limits (always on a primary; on a standby only with REPLICA_LIMITS=sync).' },
+            serves_limits: { type: 'boolean', description: 'Whether this node answers credit limits (always on a primary; on a standby only while it is the synchronous standby: declared with REPLICA_LIMITS=sync, or named by Patroni with PATRONI_URL).' },
             lag_bytes: { type: ['number', 'null'], description: 'On a standby: WAL received but not yet applied, in bytes.' },
             lag_seconds: { type: ['number', 'null'], description: 'On a standby: how far behind the applied data is, in seconds (0 when caught up).' },
             wal_receiver: { type: ['string', 'null'], description: "On a standby: its WAL receiver's status (streaming while connected to the primary)." },
