@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { problemDocument, PROBLEM_CONTENT_TYPE, sendProblem, toApiError } from './problem.js';
-import { uidTooLong } from './record-uid-length.js';
+import { pathUidTooLong } from './record-uid-length.js';
 import { JSON_SECURITY_HEADERS } from './security-headers.js';
 
 /**
@@ -17,7 +17,7 @@ export function frameworkErrorHandler(error: Error, request: FastifyRequest, rep
   reply.header('x-request-id', request.id);
   reply.headers(JSON_SECURITY_HEADERS);
   const tooLong = (error as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH';
-  void sendProblem(request, reply, tooLong ? uidTooLong(request.url.split('?')[0] ?? '') : toApiError(error));
+  void sendProblem(request, reply, tooLong ? pathUidTooLong(request.url.split('?')[0] ?? '') : toApiError(error));
 }
 
 /** What Node's parser (or its request timers) rejected, as the problem the client gets. */

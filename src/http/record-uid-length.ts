@@ -33,3 +33,8 @@ export function refuseImpossibleUids(request: FastifyRequest): void {
 export function uidTooLong(uid: string): ApiError {
   return new ApiError('not_found', `no record has a uid over ${MAX_UID_LENGTH} characters, as '${truncate(uid)}' is`);
 }
+
+/** The same 404 when the router refused the parameter (over MAX_ENCODED_PARAM_LENGTH) and only the path is known. */
+export function pathUidTooLong(path: string): ApiError {
+  return new ApiError('not_found', `no record has a uid over ${MAX_UID_LENGTH} characters, as the one in '${truncate(path, 60)}' is`);
+}

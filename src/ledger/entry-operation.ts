@@ -3,6 +3,7 @@ import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { serializeRecord } from '../listing/serialize.js';
 import { selectList } from '../listing/sql.js';
 import type { Queryable } from '../store/store.js';
+import { claimKeyCte, type ClaimRequest } from './idempotency-keys.js';
 import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
 import type { LedgerKind } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
@@ -92,6 +93,8 @@ export const LIMIT_BALANCE_VIEW: LimitView = {
 
 /** The one row the entry statement answers: the limit's resource fields (NULL when it did not move) and the entry's columns. */
 type EntryRow = Record<string, string | null> & {
+  /** With a claim in the statement: whether it claimed the key (nothing was written otherwise). */
+  readonly claimed?: boolean;
   readonly future: boolean;
   readonly limit_row_id: string | null;
   readonly entry_amount: string | null;
@@ -124,6 +127,7 @@ export function entryOperation(limits: LimitView, write: EntryWrite): LedgerOper
       return fingerprintOf(write);
     },
     apply: (tx) => applyEntry(tx, limits, write),
+    applyClaiming: write.idGivenByCaller ? undefined : (tx, claim) => applyEntry(tx, limits, write, claim),
   };
 }
 
@@ -136,12 +140,17 @@ function fingerprintOf(write: EntryWrite): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
 
-async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite): Promise<Applied<LedgerResult>> {
+async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite): Promise<Applied<LedgerResult>>;
+async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite, claim: ClaimRequest): Promise<Applied<LedgerResult> | 'not-claimed'>;
+async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite, claim?: ClaimRequest): Promise<Applied<LedgerResult> | 'not-claimed'> {
   if (write.idGivenByCaller) {
     const existing = await existingEntry(tx, limits, write);
     if (existing) return existing;
   }
-  const [row] = await tx.query<EntryRow>(entryStatement(limits, write.kind), entryParams(write), { prepare: true });
+  const params = entryParams(write);
+  if (claim) params.push(claim.idempotencyKey, claim.fingerprint, claim.keyId, claim.ttlHours);
+  const [row] = await tx.query<EntryRow>(entryStatement(limits, write.kind, claim !== undefined), params, { prepare: true });
+  if (claim && !row?.claimed) return 'not-claimed';
   if (row?.future) throw futureTimeError(write.at ?? '');
   if (!row || row.limit_row_id === null) return { ok: false, refusal: await refusal(tx, write) };
   // The limit moved but the id was recorded by a concurrent transaction (only a caller's own id can be):
@@ -199,26 +208,35 @@ function entryParams(write: EntryWrite): unknown[] {
   return [write.orgId, write.limit, write.amount, write.id, write.kind, write.at ?? null, write.keyId ?? null, write.reference ?? null];
 }
 
-const statements = new WeakMap<LimitView, Map<LedgerKind, string>>();
+const statements = new WeakMap<LimitView, Map<string, string>>();
+
+/** $9–$12 of the statement with a claim: the key, its request's fingerprint, the API key, the hours it is kept. */
+const CLAIM_PARAMS = { orgId: 1, idempotencyKey: 9, fingerprint: 10, keyId: 11, ttlHours: 12 } as const;
 
 /**
- * One text per resource and kind (a prepared statement): the conditional
+ * One text per view, kind and claim (a prepared statement): the conditional
  * UPDATE of the limit and, only when it matched, the INSERT of the entry;
  * always one row. A refusal is an UPDATE of no row, which raises nothing and
  * changes nothing. An entry dated after now updates nothing (`future`).
  * Parameters: $1 org id, $2 limit uid, $3 amount, $4 entry id, $5 kind,
- * $6 at (NULL: now), $7 key id, $8 reference.
+ * $6 at (NULL: now), $7 key id, $8 reference; with `claiming`, the claim of
+ * the write's Idempotency-Key first (claimKeyCte, $9–$12), and the write
+ * gated on it.
  */
-function entryStatement(limits: LimitView, kind: LedgerKind): string {
+function entryStatement(limits: LimitView, kind: LedgerKind, claiming: boolean): string {
   let byKind = statements.get(limits);
   if (!byKind) statements.set(limits, (byKind = new Map()));
-  let text = byKind.get(kind);
+  const name = `${kind}${claiming ? '+claim' : ''}`;
+  let text = byKind.get(name);
   if (!text) {
     const delta = kind === 'drawdown' ? 't.outstanding + $3::numeric' : 't.outstanding - $3::numeric';
     const guard = kind === 'drawdown' ? 't.outstanding + $3::numeric <= t.capacity' : 't.outstanding >= $3::numeric';
-    text = `WITH moved AS (
+    const claim = claiming ? `${claimKeyCte(CLAIM_PARAMS)},` : '';
+    const gate = claiming ? 'AND EXISTS (SELECT 1 FROM idempotency_claimed)' : '';
+    const claimed = claiming ? 'EXISTS (SELECT 1 FROM idempotency_claimed) AS claimed,' : '';
+    text = `WITH ${claim} moved AS (
         UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
-         WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now())
+         WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now()) ${gate}
          RETURNING t.id AS limit_row_id, ${limits.columns}
       ), inserted AS (
         INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
@@ -227,9 +245,9 @@ function entryStatement(limits: LimitView, kind: LedgerKind): string {
         RETURNING amount::text AS entry_amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, key_id AS entry_key_id,
           reference AS entry_reference, to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at
       )
-      SELECT coalesce($6::timestamptz > now(), false) AS future, moved.*, inserted.*
+      SELECT ${claimed} coalesce($6::timestamptz > now(), false) AS future, moved.*, inserted.*
         FROM (SELECT 1) AS one LEFT JOIN moved ON true LEFT JOIN inserted ON true`;
-    byKind.set(kind, text);
+    byKind.set(name, text);
   }
   return text;
 }

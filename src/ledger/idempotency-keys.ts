@@ -69,6 +69,34 @@ export async function claimIdempotencyKeys(tx: Queryable, orgId: string, request
   });
 }
 
+/** Where one key's claim finds its values among the parameters of the statement it is part of ($n). */
+export interface ClaimParams {
+  readonly orgId: number;
+  readonly idempotencyKey: number;
+  readonly fingerprint: number;
+  readonly keyId: number;
+  readonly ttlHours: number;
+}
+
+/**
+ * One key's claim as a CTE (`idempotency_claimed`: one row when claimed)
+ * of the statement that does a lone write, which then writes only `WHERE
+ * EXISTS (SELECT 1 FROM idempotency_claimed)`: the key is still locked
+ * before any row the write touches (the CTE's INSERT runs first). When it is
+ * not claimed, claimIdempotencyKeys tells what the key holds.
+ */
+export function claimKeyCte(p: ClaimParams): string {
+  return `idempotency_claimed AS (
+    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
+    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now() + make_interval(hours => $${p.ttlHours}::int))
+    ON CONFLICT (org_id, idempotency_key) DO UPDATE
+       SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
+           response_status = NULL, response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= now()
+    RETURNING 1 AS claimed
+  )`;
+}
+
 const CLAIM_KEYS = `INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
   SELECT $1, v.idempotency_key, v.fingerprint, v.key_id, now() + make_interval(hours => v.ttl_hours)
     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS v (idempotency_key, fingerprint, key_id, ttl_hours)

@@ -1,4 +1,5 @@
 import type { Queryable } from '../store/store.js';
+import type { ClaimRequest } from './idempotency-keys.js';
 import type { LedgerError } from './ledger-error.js';
 
 /** Refusals that are answers: stored under the write's Idempotency-Key and replayed, like a 201. */
@@ -37,6 +38,12 @@ export interface LedgerOperation<T = unknown> {
    * changed nothing; anything thrown rolls the whole transaction back.
    */
   apply(tx: Queryable): Promise<Applied<T>>;
+  /**
+   * Optional: `apply` for a write that runs alone, with the claim of its key
+   * in the same statement (claimKeyCte; one round trip less). 'not-claimed'
+   * when another request holds the key: nothing was changed.
+   */
+  applyClaiming?(tx: Queryable, claim: ClaimRequest): Promise<Applied<T> | 'not-claimed'>;
 }
 
 /** Thrown by `apply` when a concurrent transaction won a race the write cannot answer within its own: run it again. */

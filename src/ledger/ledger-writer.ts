@@ -3,7 +3,7 @@ import { DatabaseBudget } from '../store/database-budget.js';
 import { StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
 import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
 import { claimIdempotencyKeys, storeIdempotentResponsesAtCommit, type ClaimRequest, type StoredResponse } from './idempotency-keys.js';
-import { RetryWrite, type LedgerOperation } from './ledger-operation.js';
+import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
 
 /** A write to record, as the HTTP route, the CLI or a test asks for it. */
@@ -150,6 +150,31 @@ export class LedgerWriter {
     const orgId = batch[0]?.operation.orgId ?? '';
     const ttlHours = this.options.idempotencyTtlHours;
     return this.store.transaction(async (tx) => {
+      const settled: Settled<WriteAnswer>[] = [];
+      const stored: StoredResponse[] = [];
+      const answer = (request: AnyRequest, applied: Applied<unknown>): void => {
+        let answered: WriteAnswer;
+        if (applied.ok) answered = { status: applied.status, body: applied.body, replayed: false, value: applied.value };
+        else if (!request.idempotency) {
+          settled.push({ ok: false, error: applied.refusal });
+          return;
+        } else {
+          const refused = new ApiError(applied.refusal.code, applied.refusal.message);
+          answered = { status: refused.status, body: this.options.problemBody(refused, request.requestId ?? ''), replayed: false, value: undefined };
+        }
+        if (request.idempotency) stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answered.status, body: answered.body });
+        settled.push({ ok: true, value: answered });
+      };
+      // A lone write whose kind can claim its key in its own statement: one round trip less.
+      const [only] = batch;
+      if (batch.length === 1 && only?.idempotency && only.operation.applyClaiming) {
+        const applied = await only.operation.applyClaiming(tx, claimOf(only, ttlHours));
+        if (applied !== 'not-claimed') {
+          answer(only, applied);
+          storeIdempotentResponsesAtCommit(tx, stored);
+          return settled;
+        }
+      }
       const keyed = batch.flatMap((request, i) => (request.idempotency ? [i] : []));
       const claims = await claimIdempotencyKeys(
         tx,
@@ -157,30 +182,11 @@ export class LedgerWriter {
         keyed.map((i) => claimOf(batch[i] as AnyRequest, ttlHours)),
       );
       const claimOfWrite = new Map(keyed.map((i, n) => [i, claims[n]]));
-      const settled: Settled<WriteAnswer>[] = [];
-      const stored: StoredResponse[] = [];
       for (const [i, request] of batch.entries()) {
         const claim = claimOfWrite.get(i);
-        if (claim?.kind === 'replay') {
-          settled.push({ ok: true, value: { status: claim.status, body: claim.body, replayed: true, value: undefined } });
-          continue;
-        }
-        if (claim?.kind === 'reused') {
-          settled.push({ ok: false, error: keyReused() });
-          continue;
-        }
-        const applied = await request.operation.apply(tx);
-        let answer: WriteAnswer;
-        if (applied.ok) answer = { status: applied.status, body: applied.body, replayed: false, value: applied.value };
-        else if (!request.idempotency) {
-          settled.push({ ok: false, error: applied.refusal });
-          continue;
-        } else {
-          const refused = new ApiError(applied.refusal.code, applied.refusal.message);
-          answer = { status: refused.status, body: this.options.problemBody(refused, request.requestId ?? ''), replayed: false, value: undefined };
-        }
-        if (request.idempotency) stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answer.status, body: answer.body });
-        settled.push({ ok: true, value: answer });
+        if (claim?.kind === 'replay') settled.push({ ok: true, value: { status: claim.status, body: claim.body, replayed: true, value: undefined } });
+        else if (claim?.kind === 'reused') settled.push({ ok: false, error: keyReused() });
+        else answer(request, await request.operation.apply(tx));
       }
       storeIdempotentResponsesAtCommit(tx, stored);
       return settled;
