@@ -9,7 +9,7 @@ const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/$
 /** `components.headers` of what every answer, or every authenticated answer, carries. */
 export function answerHeaderComponents(): Record<string, JsonObject> {
   const text = (description: string, required = true): JsonObject => ({ description, required, schema: { type: 'string', maxLength: 1024 } });
-  const seconds = (description: string): JsonObject => ({ description, required: false, schema: { type: 'integer', minimum: 0 } });
+  const count = (description: string): JsonObject => ({ description, required: false, schema: { type: 'integer', minimum: 0 } });
   return {
     'X-Request-Id': text("The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID."),
     'API-Version': {
@@ -22,9 +22,9 @@ export function answerHeaderComponents(): Record<string, JsonObject> {
     'X-Frame-Options': text('`DENY`.'),
     'Referrer-Policy': text('`no-referrer`.'),
     'Content-Security-Policy': text("`default-src 'none'; frame-ancestors 'none'` on JSON; the reference page's own policy on HTML."),
-    'X-RateLimit-Limit': seconds('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).'),
-    'X-RateLimit-Remaining': seconds('Requests left in the window.'),
-    'X-RateLimit-Reset': seconds('Seconds until the window resets.'),
+    'X-RateLimit-Limit': count('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).'),
+    'X-RateLimit-Remaining': count('Requests left in the window.'),
+    'X-RateLimit-Reset': count('Seconds until the window resets.'),
   };
 }
 

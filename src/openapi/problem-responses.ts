@@ -19,7 +19,11 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
   },
   rate_limited: {
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
-    'X-RateLimit-Limit': { description: 'Requests allowed in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
+    'X-RateLimit-Limit': {
+      description: "The budget: the API key's requests in the window, or, for an address blocked after failed logins, the failed authentications it may make (AUTH_FAILURES_PER_MINUTE).",
+      required: true,
+      schema: { type: 'integer', minimum: 0 },
+    },
     'X-RateLimit-Remaining': { description: 'Requests left in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
     'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: { type: 'integer', minimum: 0 } },
   },
