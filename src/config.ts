@@ -54,8 +54,14 @@ export interface Config {
   readonly http: HttpLimits;
   /** PostgreSQL: how long one request may spend on the database in total before it gets 503 (0: no budget). */
   readonly databaseRequestBudgetMs: number;
+  /** The longest a write may wait in the process's write queue before its transaction starts (refused as overloaded beyond). */
+  readonly writeQueueWaitMs: number;
+  /** Write transactions in flight at once per process; 0: the pool size less two (connections left for reads). */
+  readonly writeConcurrency: number;
   /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
   readonly replicaLimits: ReplicaLimits;
+  /** Patroni REST API URLs (PATRONI_URL, comma-separated): Patroni then says whether this node's standby is the synchronous one. */
+  readonly patroniUrls: readonly string[];
   /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
   readonly databasePreparedStatements: boolean;
 }
@@ -127,9 +133,29 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
     http: httpLimits(read),
     databaseRequestBudgetMs: integer('DATABASE_REQUEST_BUDGET_MS', read('DATABASE_REQUEST_BUDGET_MS'), 2000, 0, 600_000),
+    writeQueueWaitMs: integer('WRITE_QUEUE_WAIT_MS', read('WRITE_QUEUE_WAIT_MS'), 5000, 1, 600_000),
+    writeConcurrency: integer('WRITE_CONCURRENCY', read('WRITE_CONCURRENCY'), 0, 0, 1000),
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
+    patroniUrls: patroniUrls(read('PATRONI_URL')),
   };
+}
+
+function patroniUrls(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  return value.split(',').map((url) => {
+    const trimmed = url.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      throw new ConfigError('PATRONI_URL', `must be comma-separated http(s) URLs of Patroni's REST API, got '${trimmed}'`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ConfigError('PATRONI_URL', `must be http(s) URLs, got '${trimmed}'`);
+    }
+    return trimmed;
+  });
 }
 
 function httpLimits(read: (name: string) => string | undefined): HttpLimits {

@@ -25,6 +25,13 @@ export interface QueryOptions {
    * set it for SQL with values spliced into its text.
    */
   readonly prepare?: boolean;
+  /**
+   * In a transaction (PostgreSQL): if this is its first statement, send it
+   * with the BEGIN in one round trip, its parameters as quoted literals
+   * (text, numbers, NULL and arrays of them). Only for a fixed statement
+   * text, never one with values spliced in.
+   */
+  readonly sendWithBegin?: boolean;
 }
 
 export interface Queryable {

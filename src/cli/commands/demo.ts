@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Command } from 'commander';
-import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
+import { createApiKey, revokeActiveApiKeys } from '../../auth/api-keys.js';
+import { createOrganization, findOrganization } from '../../organizations/organizations.js';
 import { loadConfig } from '../../config.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
@@ -21,6 +22,8 @@ interface DemoResult {
   /** A write-scoped key: drawdowns and repayments over HTTP. */
   write_key_id: string;
   write_key: string;
+  /** The demo organization's keys that worked until this run (earlier runs' keys): revoked now. */
+  revoked_key_ids: string[];
   entities: number;
   payment_methods: number;
   credit_limits: number;
@@ -30,13 +33,18 @@ interface DemoResult {
 export const DEMO_DRAW_LIMIT = 'cl_demo_01_usd';
 export const DEMO_DRAW_AMOUNT = '100.00';
 
-/** Creates (or reuses) the demo organization, loads its sample data and mints a fresh read key and write key. */
+/**
+ * Creates (or reuses) the demo organization, loads its sample data and mints
+ * a fresh read key and write key; every other key of the demo organization
+ * (those earlier runs printed) is revoked, so only the two printed last work.
+ */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
   const { importJsonl } = await import('../../import/index.js');
   const lines = demoLines();
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
+  const revoked = await revokeActiveApiKeys(store, org.uid);
   const key = await createApiKey(store, org.uid);
   const writeKey = await createApiKey(store, org.uid, undefined, 'write');
   return {
@@ -45,6 +53,7 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
     key: key.key,
     write_key_id: writeKey.id,
     write_key: writeKey.key,
+    revoked_key_ids: revoked,
     entities: lines.filter((line) => line.object === 'entity').length,
     payment_methods: lines.filter((line) => line.object === 'payment_method').length,
     credit_limits: lines.filter((line) => line.object === 'credit_limit').length,
@@ -59,6 +68,9 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `demo organization: ${demo.org} (${demo.entities} entities, ${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
     `API key:           ${demo.key}   (id ${demo.key_id}; read; shown once)`,
     `write key:         ${demo.write_key}   (id ${demo.write_key_id}; write; shown once)`,
+    ...(demo.revoked_key_ids.length > 0
+      ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the two above work now`]
+      : []),
     '',
     'try:',
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
