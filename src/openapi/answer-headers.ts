@@ -77,11 +77,16 @@ export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): voi
         operationId: `${method}${pathName(path)}NotAllowed`,
         ...(tag ? { tags: [tag] } : {}),
         summary: `${method.toUpperCase()} is not allowed`,
-        description: `${path} serves ${allow}; ${method.toUpperCase()} is answered 405 with an \`Allow\` header naming them, before authentication and before any body is read (a URL the router cannot read is a 400 first).`,
+        description: `${path} serves ${allow}; ${method.toUpperCase()} is answered 405 with an \`Allow\` header naming them, before authentication and before any body is read (a URL the router cannot read is a 400 first, a uid over 255 characters a 404).`,
         ...(pathParameters.length > 0 ? { parameters: pathParameters } : {}),
         security: [],
         'x-method-not-allowed': true,
-        responses: { 400: { $ref: '#/components/responses/BadRequest' }, 405: { $ref: '#/components/responses/MethodNotAllowed' } },
+        responses: {
+          400: { $ref: '#/components/responses/BadRequest' },
+          // A uid longer than any record's is refused as unknown before the method is looked at.
+          ...(pathParameters.length > 0 ? { 404: { $ref: '#/components/responses/NotFound' } } : {}),
+          405: { $ref: '#/components/responses/MethodNotAllowed' },
+        },
       };
     }
   }

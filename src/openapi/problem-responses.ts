@@ -28,6 +28,8 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
     'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: { type: 'integer', minimum: 0 } },
   },
   service_unavailable: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  overloaded: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  outcome_unknown: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
 };
 
 const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
@@ -45,6 +47,11 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
     count: 105,
   },
 };
+
+/** The headers a problem of any of `codes` carries besides X-Request-Id (Retry-After on a 503, …). */
+export function problemHeadersOf(codes: readonly ErrorCode[]): Record<string, JsonObject> {
+  return Object.assign({}, ...codes.map((code) => PROBLEM_HEADERS[code])) as Record<string, JsonObject>;
+}
 
 /** `invalid_parameter` → `InvalidParameter`: the name of the code's response in `components.responses`. */
 export function problemResponseName(code: ErrorCode): string {
@@ -143,7 +150,7 @@ export function problemResponseOfCodes(codes: readonly ErrorCode[]): JsonObject 
   const [first] = codes;
   if (first === undefined) throw new Error('a problem response needs at least one code');
   if (codes.length === 1) return problemResponseRef(first);
-  const headers = Object.assign({ 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, ...codes.map((code) => PROBLEM_HEADERS[code]));
+  const headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...problemHeadersOf(codes) };
   return {
     description: codes.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join(', or '),
     headers,

@@ -3,7 +3,7 @@ import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
-import { codesByStatus, problemResponseRef } from './problem-responses.js';
+import { codesByStatus, problemHeadersOf, problemResponseRef } from './problem-responses.js';
 import { uidParameter } from './resource-schemas.js';
 
 /** Problems a write can answer besides its 201, grouped by status in the document. */
@@ -90,6 +90,7 @@ function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, Jso
           description: shared.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join('; '),
           headers: {
             'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+            ...problemHeadersOf(shared),
             ...(shared.some((code) => REPLAYED_REFUSALS.includes(code)) ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
           },
           content: {
