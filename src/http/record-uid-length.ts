@@ -22,11 +22,7 @@ export function refuseImpossibleUids(request: FastifyRequest): void {
   for (const name in params) {
     const value = params[name];
     // Characters, as the tables count them: a code point outside the BMP is two UTF-16 units.
-    if (value !== undefined && value.length > MAX_UID_LENGTH && [...value].length > MAX_UID_LENGTH) {
-      // A method the path does not serve is a 405 whatever the uid (its route answers that next).
-      if (request.routeOptions.config.answersMethodNotAllowed) return;
-      throw uidTooLong(value);
-    }
+    if (value !== undefined && value.length > MAX_UID_LENGTH && [...value].length > MAX_UID_LENGTH) throw uidTooLong(value);
   }
 }
 

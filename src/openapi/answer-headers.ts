@@ -9,7 +9,7 @@ const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/$
 /** `components.headers` of what every answer, or every authenticated answer, carries. */
 export function answerHeaderComponents(): Record<string, JsonObject> {
   const text = (description: string, required = true): JsonObject => ({ description, required, schema: { type: 'string', maxLength: 1024 } });
-  const seconds = (description: string): JsonObject => ({ description, required: false, schema: { type: 'integer', minimum: 0 } });
+  const count = (description: string): JsonObject => ({ description, required: false, schema: { type: 'integer', minimum: 0 } });
   return {
     'X-Request-Id': text("The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID."),
     'API-Version': {
@@ -22,9 +22,9 @@ export function answerHeaderComponents(): Record<string, JsonObject> {
     'X-Frame-Options': text('`DENY`.'),
     'Referrer-Policy': text('`no-referrer`.'),
     'Content-Security-Policy': text("`default-src 'none'; frame-ancestors 'none'` on JSON; the reference page's own policy on HTML."),
-    'X-RateLimit-Limit': seconds('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).'),
-    'X-RateLimit-Remaining': seconds('Requests left in the window.'),
-    'X-RateLimit-Reset': seconds('Seconds until the window resets.'),
+    'X-RateLimit-Limit': count('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).'),
+    'X-RateLimit-Remaining': count('Requests left in the window.'),
+    'X-RateLimit-Reset': count('Seconds until the window resets.'),
   };
 }
 
@@ -77,12 +77,13 @@ export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): voi
         operationId: `${method}${pathName(path)}NotAllowed`,
         ...(tag ? { tags: [tag] } : {}),
         summary: `${method.toUpperCase()} is not allowed`,
-        description: `${path} serves ${allow}; ${method.toUpperCase()} is answered 405 with an \`Allow\` header naming them, before authentication and before any body is read (a URL the router cannot read is a 400 first${pathParameters.length > 0 ? ', and a path parameter longer than the router reads — over 3,060 characters, longer than any uid — a 404' : ''}).`,
+        description: `${path} serves ${allow}; ${method.toUpperCase()} is answered 405 with an \`Allow\` header naming them, before authentication and before any body is read (a URL the router cannot read is a 400 first, a uid over 255 characters a 404).`,
         ...(pathParameters.length > 0 ? { parameters: pathParameters } : {}),
         security: [],
         'x-method-not-allowed': true,
         responses: {
           400: { $ref: '#/components/responses/BadRequest' },
+          // A uid longer than any record's is refused as unknown before the method is looked at.
           ...(pathParameters.length > 0 ? { 404: { $ref: '#/components/responses/NotFound' } } : {}),
           405: { $ref: '#/components/responses/MethodNotAllowed' },
         },

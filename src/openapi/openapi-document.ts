@@ -11,8 +11,8 @@ import { creditLimits } from '../resources/credit-limits.js';
 
 /**
  * Problems each operation can answer besides its 200 (the methods a path does not serve answer 405: see
- * declareMethodsNotAllowed). `bad_request`: a URL the router cannot read (malformed percent-encoding, a path
- * parameter over its length limit, raw non-ASCII in the query).
+ * declareMethodsNotAllowed). `bad_request`: a URL the router cannot read (malformed percent-encoding, raw
+ * non-ASCII in the query).
  */
 const LIST_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 /** A nested list also answers 404 when its parent record is not the caller's. */

@@ -19,7 +19,11 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
   },
   rate_limited: {
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
-    'X-RateLimit-Limit': { description: 'Requests allowed in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
+    'X-RateLimit-Limit': {
+      description: "The budget: the API key's requests in the window, or, for an address blocked after failed logins, the failed authentications it may make (AUTH_FAILURES_PER_MINUTE).",
+      required: true,
+      schema: { type: 'integer', minimum: 0 },
+    },
     'X-RateLimit-Remaining': { description: 'Requests left in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
     'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: { type: 'integer', minimum: 0 } },
   },
@@ -27,11 +31,6 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
   overloaded: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
   outcome_unknown: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
 };
-
-/** The headers a response shared by these codes carries: X-Request-Id and each code's own. */
-export function problemHeadersOf(codes: readonly ErrorCode[]): Record<string, JsonObject> {
-  return Object.assign({ 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, ...codes.map((code) => PROBLEM_HEADERS[code]));
-}
 
 const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
   invalid_parameter: {
@@ -48,6 +47,11 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
     count: 105,
   },
 };
+
+/** The headers a problem of any of `codes` carries besides X-Request-Id (Retry-After on a 503, …). */
+export function problemHeadersOf(codes: readonly ErrorCode[]): Record<string, JsonObject> {
+  return Object.assign({}, ...codes.map((code) => PROBLEM_HEADERS[code])) as Record<string, JsonObject>;
+}
 
 /** `invalid_parameter` → `InvalidParameter`: the name of the code's response in `components.responses`. */
 export function problemResponseName(code: ErrorCode): string {
@@ -109,7 +113,7 @@ function problemResponse(code: ErrorCode): JsonObject {
   const { status, title } = ERROR_CODES[code];
   return {
     description: `${title} (\`${code}\`)`,
-    headers: problemHeadersOf([code]),
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...PROBLEM_HEADERS[code] },
     content: {
       [PROBLEM_CONTENT_TYPE]: {
         schema: problemSchemaOf(code),
@@ -146,9 +150,10 @@ export function problemResponseOfCodes(codes: readonly ErrorCode[]): JsonObject 
   const [first] = codes;
   if (first === undefined) throw new Error('a problem response needs at least one code');
   if (codes.length === 1) return problemResponseRef(first);
+  const headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...problemHeadersOf(codes) };
   return {
     description: codes.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join(', or '),
-    headers: problemHeadersOf(codes),
+    headers,
     content: { [PROBLEM_CONTENT_TYPE]: { schema: { oneOf: codes.map(problemSchemaOf) } } },
   };
 }

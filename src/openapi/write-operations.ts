@@ -89,6 +89,7 @@ function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, Jso
         {
           description: shared.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join('; '),
           headers: {
+            'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
             ...problemHeadersOf(shared),
             ...(shared.some((code) => REPLAYED_REFUSALS.includes(code)) ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
           },
