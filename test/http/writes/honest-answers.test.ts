@@ -77,19 +77,21 @@ describe.runIf(binDir)('what a write that failed in the database is answered', (
   }, 120_000);
 
   it('with the database frozen mid-burst, no write answered 503 (service_unavailable or overloaded) was committed, and every 504 completes once on retry', async () => {
-    const keys = Array.from({ length: 160 }, (_, i) => `burst-${i}`);
-    let created = 0;
+    const keys = Array.from({ length: 600 }, (_, i) => `burst-${i}`);
+    // Two limits: their queues drain batch after batch, so the burst is still under way when the freeze lands.
+    let answered = 0;
     const answers = await Promise.all(
       keys.map(async (key, i) => {
-        const response = await draw(`cl_${i % 4}`, key);
-        if (response.statusCode === 201 && ++created === 20) {
+        const response = await draw(`cl_${i % 2}`, key);
+        // Whatever the first answers were (a busy machine may already refuse some), the freeze comes mid-burst.
+        if (++answered === 10) {
           frozen = true;
           await pg.signal('SIGSTOP');
         }
         return { key, status: response.statusCode, code: response.statusCode >= 400 ? (response.json() as { code: string }).code : undefined };
       }),
     );
-    expect(frozen, 'the burst outlasted 20 writes: the freeze came mid-burst').toBe(true);
+    expect(frozen, 'the burst outlasted 10 answers: the freeze came mid-burst').toBe(true);
     await pg.signal('SIGCONT');
     frozen = false;
     const unexpected = answers.filter((answer) => ![201, 503, 504].includes(answer.status));
@@ -109,12 +111,14 @@ describe.runIf(binDir)('what a write that failed in the database is answered', (
     expect(answers.filter((answer) => answer.status === 201 && !stored.has(answer.key))).toEqual([]);
     // Every write not answered 201 is retried with its key: the 504s that were committed replay, the rest record once.
     for (const answer of answers.filter((a) => a.status !== 201)) {
-      const retried = await draw(`cl_${keys.indexOf(answer.key) % 4}`, answer.key);
+      // A 503 ran nothing: asking again is always safe (the pool may still be reconnecting after SIGCONT).
+      let retried = await draw(`cl_${keys.indexOf(answer.key) % 2}`, answer.key);
+      for (let again = 0; retried.statusCode === 503 && again < 20; again += 1) retried = await draw(`cl_${keys.indexOf(answer.key) % 2}`, answer.key);
       expect(retried.statusCode, answer.key).toBe(201);
       expect(retried.headers['idempotent-replayed'] === 'true').toBe(answer.status === 504 && stored.has(answer.key));
     }
     let entries = 0;
-    for (let i = 0; i < 4; i += 1) {
+    for (let i = 0; i < 2; i += 1) {
       const state = await ledgerState(store, tenant.org.id, `cl_${i}`);
       expect(Number(state.outstanding)).toBe(state.entries);
       entries += state.entries;
