@@ -264,6 +264,8 @@ function entryJson(result: RecordedEntry & Pick<LedgerEntryInput, 'id' | 'kind'>
     amount: Number(result.amount),
     at: result.at,
     reference: result.reference,
+    // A direct drawdown or repayment belongs to no loan (loan writes: src/http/loan-write.ts).
+    loan: null,
     key_id: result.key_id,
     created_at: result.recorded_at,
   };

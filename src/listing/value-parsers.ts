@@ -52,6 +52,21 @@ export const currencyValue: ValueParser = {
   },
 };
 
+/**
+ * One of a field's enum values in any letter case, as the field spells it
+ * (`?status=ACTIVE` finds `active`).
+ */
+export function enumValue(values: readonly string[]): ValueParser {
+  const byUpper = new Map(values.map((value) => [asciiUpperCase(value), value]));
+  return {
+    schema: Type.String({ minLength: 1, description: `One of ${values.join(', ')} (any letter case)`, examples: values.slice(0, 1) }),
+    parse(raw) {
+      const value = byUpper.get(asciiUpperCase(raw));
+      return value === undefined ? { ok: false, reason: `must be one of ${values.join(', ')}` } : { ok: true, value };
+    },
+  };
+}
+
 /** Shortens a client value for an error message. */
 export function truncate(raw: string, max = 40): string {
   return raw.length > max ? `${raw.slice(0, max)}…` : raw;

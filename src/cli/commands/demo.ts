@@ -7,6 +7,7 @@ import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
+import { RECORD_KINDS } from '../../import/record-kinds.js';
 import { print } from '../output.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
@@ -21,9 +22,8 @@ interface DemoResult {
   /** A write-scoped key: drawdowns and repayments over HTTP. */
   write_key_id: string;
   write_key: string;
-  entities: number;
-  payment_methods: number;
-  credit_limits: number;
+  /** Records loaded per collection, keyed by table (`entities`, `payment_methods`, `credit_limits`, `loans`, …). */
+  [table: string]: string | number;
 }
 
 /** The limit the printed drawdown line draws on: its balance covers hundreds of runs of it. */
@@ -45,9 +45,7 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
     key: key.key,
     write_key_id: writeKey.id,
     write_key: writeKey.key,
-    entities: lines.filter((line) => line.object === 'entity').length,
-    payment_methods: lines.filter((line) => line.object === 'payment_method').length,
-    credit_limits: lines.filter((line) => line.object === 'credit_limit').length,
+    ...Object.fromEntries(RECORD_KINDS.kinds.map((kind) => [kind.table, lines.filter((line) => line.object === kind.object).length])),
   };
 }
 
@@ -56,7 +54,7 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
   // A fresh key each run: sent twice, the same line is answered from the first time and draws once.
   const idempotencyKey = `demo-${randomUUID()}`;
   return [
-    `demo organization: ${demo.org} (${demo.entities} entities, ${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
+    `demo organization: ${demo.org} (${RECORD_KINDS.kinds.map((kind) => `${demo[kind.table]} ${kind.table.replaceAll('_', ' ')}`).join(', ')})`,
     `API key:           ${demo.key}   (id ${demo.key_id}; read; shown once)`,
     `write key:         ${demo.write_key}   (id ${demo.write_key_id}; write; shown once)`,
     '',
