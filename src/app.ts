@@ -28,6 +28,7 @@ import { realTimeGuard } from './http/real-time-guard.js';
 import { writeRoutes } from './http/write-routes.js';
 import { rejectRepeatedHeaders } from './http/repeated-headers.js';
 import { creditLimits } from './resources/credit-limits.js';
+import { loans } from './resources/loans.js';
 
 export interface AppOptions {
   store: Store;
@@ -143,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     role,
     limits: creditLimits,
+    loans,
     authCache,
     idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
     databaseOf,
