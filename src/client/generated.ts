@@ -437,6 +437,47 @@ export interface LedgerWriteResult {
   limit: CreditLimit;
 }
 /**
+ * A loan to create.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanInput".
+ */
+export interface LoanInput {
+  /**
+   * UID of the credit limit it draws on (yours).
+   */
+  credit_limit: string;
+  /**
+   * UID of the payment method the principal is paid out to: same entity and currency as the limit (yours).
+   */
+  payment_method: string;
+  /**
+   * Amount lent: positive, at most two decimal places, below 10^13; a JSON string ("5000.00") or number, read exactly.
+   */
+  principal: string | number;
+  /**
+   * Your own id for the loan, no control characters.
+   */
+  reference?: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanCreated".
+ */
+export interface LoanCreated {
+  loan: Loan;
+  limit: CreditLimit;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanRepaymentResult".
+ */
+export interface LoanRepaymentResult {
+  entry: LedgerEntry;
+  loan: Loan;
+  limit: CreditLimit;
+}
+/**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "Health".
  */

@@ -7,6 +7,8 @@ import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
 import { creditLimits } from '../resources/credit-limits.js';
+import { loans } from '../resources/loans.js';
+import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
 
 /** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
 const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
@@ -45,6 +47,9 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   // The ledger moves credit limits: its writes are documented wherever they are.
   const ledger = resources.includes(creditLimits) ? writeComponents(creditLimits) : undefined;
   if (ledger) Object.assign(paths, writePaths(creditLimits));
+  // Loans are written through the ledger too: POST beside their GET.
+  const loanSchemas = ledger && resources.includes(loans) ? loanWriteSchemas(loans, creditLimits) : undefined;
+  if (loanSchemas) for (const [path, post] of Object.entries(loanWriteOperations(loans, creditLimits))) paths[path] = { ...paths[path], post };
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
@@ -78,6 +83,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         ),
         ...problemSchemas(),
         ...ledger?.schemas,
+        ...loanSchemas,
         Health: {
           title: 'Health',
           type: 'object',

@@ -8,7 +8,7 @@ import { codesByStatus, problemResponseRef } from './problem-responses.js';
 import { uidParameter } from './resource-schemas.js';
 
 /** Problems a write can answer besides its 201, grouped by status in the document. */
-const WRITE_ERRORS = [
+export const WRITE_ERRORS = [
   'invalid_json',
   'idempotency_key_missing',
   'idempotency_key_invalid',
@@ -71,7 +71,7 @@ function writeOperation(limits: ResourceDefinition, kind: LedgerKind): JsonObjec
 }
 
 /** One response per status; a status several codes share lists them all. */
-function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
+export function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
   return Object.fromEntries(
     [...codesByStatus(codes)].map(([status, shared]) => {
       const [only] = shared;

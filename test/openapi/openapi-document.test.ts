@@ -62,6 +62,7 @@ describe('openapi.json', () => {
         ...RESOURCES.flatMap((resource) => (resource.parent ? [`/api/${collectionPathOf(resource)}/`] : [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`])),
         '/api/limits/{uid}/drawdowns/',
         '/api/limits/{uid}/repayments/',
+        '/api/loans/{uid}/repayments/',
         '/healthz',
         '/readyz',
         '/api/openapi.json',
