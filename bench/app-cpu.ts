@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import type * as AppModule from '../src/app.js';
 import type * as ConfigModule from '../src/config.js';
-import type * as OrganizationsModule from '../src/auth/organizations.js';
+import type * as ApiKeysModule from '../src/auth/api-keys.js';
 import type * as LoggerModule from '../src/logger.js';
 import type * as PostgresStoreModule from '../src/store/postgres-store.js';
 import type { Store } from '../src/store/store.js';
@@ -66,7 +66,7 @@ async function startVariant(spec: string): Promise<Variant> {
   const { buildApp } = await load<typeof AppModule>('app.js');
   const { createLogger } = await load<typeof LoggerModule>('logger.js');
   const { PostgresStore } = await load<typeof PostgresStoreModule>('store/postgres-store.js');
-  const { createApiKey } = await load<typeof OrganizationsModule>('auth/organizations.js');
+  const { createApiKey } = await load<typeof ApiKeysModule>('auth/api-keys.js');
   // serve's defaults for what the variant does not set (the database budget, the slow-client limits).
   const config = (await load<typeof ConfigModule>('config.js')).loadConfig({ DATABASE_URL: databaseUrl });
 

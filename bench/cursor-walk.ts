@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
-import { createApiKey, createOrganization } from '../src/auth/organizations.js';
+import { createApiKey } from '../src/auth/api-keys.js';
+import { createOrganization } from '../src/organizations/organizations.js';
 import { encodeCursor } from '../src/listing/cursor.js';
 import { loadCursorSecret } from '../src/listing/cursor-secret.js';
 import { migrate } from '../src/store/migrate.js';

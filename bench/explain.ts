@@ -8,7 +8,7 @@
  *   npm run explain -- [--scale 1] [--seed 42] [--page 50000]
  */
 import { parseArgs } from 'node:util';
-import { requireOrganization } from '../src/auth/organizations.js';
+import { requireOrganization } from '../src/organizations/organizations.js';
 import { DEFAULT_LIST_CACHE } from '../src/listing/list-cache.js';
 import { countIsRemembered, pagesAreAnchored } from '../src/listing/list-records.js';
 import { PAGE_SIZE, parseListQuery, type ListQuery } from '../src/listing/query-parser.js';

@@ -7,7 +7,8 @@
  *   node --import tsx bench/hung-redis.ts [requests per phase, default 300]
  */
 import { performance } from 'node:perf_hooks';
-import { createApiKey, createOrganization } from '../src/auth/organizations.js';
+import { createApiKey } from '../src/auth/api-keys.js';
+import { createOrganization } from '../src/organizations/organizations.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { startThrowawayRedis } from '../test/helpers/redis.js';

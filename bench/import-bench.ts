@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createOrganization } from '../src/auth/organizations.js';
+import { createOrganization } from '../src/organizations/organizations.js';
 import { importJsonl, type ImportSummary } from '../src/import/index.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';

@@ -7,7 +7,7 @@
 // plain tables before the clock starts. An import of the file can go no
 // faster than `lines / floor CPU seconds`, since one backend does all of it.
 import { randomBytes } from 'node:crypto';
-import { createOrganization } from '../src/auth/organizations.js';
+import { createOrganization } from '../src/organizations/organizations.js';
 import { RECORD_KINDS } from '../src/import/record-kinds.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';

@@ -1,4 +1,4 @@
-import { createOrganization, findOrganization } from '../src/auth/organizations.js';
+import { createOrganization, findOrganization } from '../src/organizations/organizations.js';
 import { migrate } from '../src/store/migrate.js';
 import type { Store } from '../src/store/store.js';
 import { importJsonl } from '../src/import/index.js';

@@ -11,7 +11,8 @@
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { createApiKey, createOrganization } from '../src/auth/organizations.js';
+import { createApiKey } from '../src/auth/api-keys.js';
+import { createOrganization } from '../src/organizations/organizations.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { compiledEntry } from './service.js';

@@ -10,7 +10,7 @@
  * organizations changes.
  */
 import { Readable } from 'node:stream';
-import { createOrganization, findOrganization } from '../src/auth/organizations.js';
+import { createOrganization, findOrganization } from '../src/organizations/organizations.js';
 import { importJsonl } from '../src/import/index.js';
 import type { Store } from '../src/store/store.js';
 import { mulberry32, type DatasetSpec } from './dataset.js';

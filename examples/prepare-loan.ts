@@ -27,7 +27,7 @@ import {
   type LedgerWriteResult,
   type PaymentMethod,
   type RetryEvent,
-} from 'lending-api/client';
+} from 'lending-api-client';
 
 export interface LoanRequest {
   readonly entity: string;

@@ -6,7 +6,7 @@ import path from 'node:path';
 export const BUILD_STAMP = 'build.json';
 
 /** Files whose change makes dist/ stale, besides everything under src/. */
-const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json', 'tsconfig.client-cjs.json', 'scripts/build.mjs'];
+const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 
 /**
  * True when dist/ holds a finished build that started after the last change

@@ -1,8 +1,7 @@
-// `npm run build`, and `prepare` (so `npm ci` and `npm pack` build): compiles
-// src/ to dist/ — the service and CLI (dist/cli/run.js, which bin/lending-api
-// runs), the SDK as ES modules with .d.ts types (dist/client/) and as
-// CommonJS (dist/client-cjs/) — and copies the SQL migrations next to the
-// compiled store.
+// `npm run build`, and `prepare` (so `npm ci` builds): compiles src/ to dist/
+// — the service and CLI (dist/cli/run.js, which bin/lending-api runs) — and
+// copies the SQL migrations next to the compiled store; and runs the SDK's
+// own build (packages/client/scripts/build.mjs, a package of its own).
 //
 //   node scripts/build.mjs               build
 //   node scripts/build.mjs --if-stale    build only when dist/ is older than src/ (npm test)
@@ -10,7 +9,8 @@
 //
 // The build is written to a scratch directory and renamed into place, so a
 // process starting meanwhile sees the old build or none (bin/lending-api then
-// runs the sources), never half of one.
+// runs the sources), never half of one. The scratch directory is a sibling of
+// the output, so the source maps' relative paths to src/ hold after the rename.
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -25,7 +25,19 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({ options: { 'if-stale': { type: 'boolean' }, 'out-dir': { type: 'string' } } });
 const outDir = path.resolve(ROOT, values['out-dir'] ?? 'dist');
 
-if (values['if-stale'] && outDir === path.join(ROOT, 'dist') && isBuildCurrent(ROOT)) process.exit(0);
+// The SDK builds beside the service (its dist/ is its own; --out-dir is the service's).
+const clientBuild =
+  outDir === path.join(ROOT, 'dist')
+    ? run(process.execPath, ['packages/client/scripts/build.mjs', ...(values['if-stale'] ? ['--if-stale'] : [])], { cwd: ROOT }).catch((error) => {
+        process.stderr.write(error.stderr);
+        process.exit(1);
+      })
+    : Promise.resolve();
+
+if (values['if-stale'] && outDir === path.join(ROOT, 'dist') && isBuildCurrent(ROOT)) {
+  await clientBuild;
+  process.exit(0);
+}
 
 let tsc;
 try {
@@ -38,7 +50,7 @@ try {
 }
 
 const startedAt = Date.now();
-const scratch = path.join(ROOT, 'node_modules', '.cache', `lending-api-build-${process.pid}`);
+const scratch = path.join(path.dirname(outDir), `${path.basename(outDir)}-building-${process.pid}`);
 rmSync(scratch, { recursive: true, force: true });
 mkdirSync(scratch, { recursive: true });
 try {
@@ -46,13 +58,7 @@ try {
     run(process.execPath, [tsc, '-p', project, '--outDir', path.join(scratch, out)], { cwd: ROOT }).catch((error) => {
       throw new Error(`tsc -p ${project} failed:\n${error.stdout}${error.stderr}`);
     });
-  await Promise.all([
-    compile('tsconfig.build.json', '.'),
-    compile('tsconfig.client.json', 'client'),
-    compile('tsconfig.client-cjs.json', 'client-cjs'),
-  ]);
-  // The package is "type": "module"; this marks the CommonJS copy as such.
-  writeFileSync(path.join(scratch, 'client-cjs', 'package.json'), '{ "type": "commonjs" }\n');
+  await compile('tsconfig.build.json', '.');
   cpSync(path.join(ROOT, 'src/store/migrations'), path.join(scratch, 'store/migrations'), { recursive: true });
   writeFileSync(path.join(scratch, BUILD_STAMP), `${JSON.stringify({ startedAt })}\n`);
 
@@ -60,6 +66,7 @@ try {
   if (existsSync(outDir)) renameSync(outDir, previous);
   renameSync(scratch, outDir);
   rmSync(previous, { recursive: true, force: true });
+  await clientBuild;
 } catch (error) {
   rmSync(scratch, { recursive: true, force: true });
   process.stderr.write(`lending-api build: ${error.message}\n`);

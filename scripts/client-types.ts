@@ -8,14 +8,24 @@ const BANNER = `/**
  * A test fails when this file differs from what the script writes.
  */`;
 
+/** The SDK's generated modules, by file name under packages/client/src/. */
+export interface ClientModules {
+  /** A type per component schema and `<Record>ListParams` per list operation; imports nothing. */
+  'generated.ts': string;
+  /** `LendingCollections` (and a `<Record>Collection` per collection with nested lists), built on `resource-client.ts`. */
+  'generated-collections.ts': string;
+}
+
 /**
- * The SDK's generated module, from the OpenAPI document: a type per component
- * schema, \`<Record>ListParams\` for each list operation's query parameters,
- * and \`LendingCollections\`, a \`ResourceClient\` per collection (the base of
- * \`LendingClient\`), so a collection added to the document reaches the SDK
- * with no edit.
+ * The SDK's generated modules, from the OpenAPI document: a type per
+ * component schema, \`<Record>ListParams\` for each list operation's query
+ * parameters, and \`LendingCollections\`, a \`ResourceClient\` per collection
+ * (the base of \`LendingClient\`), so a collection added to the document
+ * reaches the SDK with no edit. The types and the classes are two files so
+ * that the transport can use the types without importing the classes built
+ * on it.
  */
-export async function renderClientTypes(document: JsonObject): Promise<string> {
+export async function renderClientModules(document: JsonObject): Promise<ClientModules> {
   const components = document.components as { schemas: Record<string, JsonObject> };
   const definitions: Record<string, JsonObject> = { ...components.schemas };
   const operations = listOperations(document);
@@ -36,8 +46,13 @@ export async function renderClientTypes(document: JsonObject): Promise<string> {
   });
   // The root only gathers the definitions; it is not a type anyone uses.
   const types = source.replace(new RegExp(`export interface ${ROOT_NAME} \\{\\}\\n\\n?`), '');
-  const imports = nested.length > 0 ? 'ListClient, ResourceClient, type Connection' : 'ResourceClient, type Connection';
-  return `${types.replace(BANNER, `${BANNER}\n\nimport { ${imports} } from './resource-client.js';`)}\n${collectionsClass(collections, nested)}`;
+  const classes = nested.length > 0 ? 'ListClient, ResourceClient, type Connection' : 'ResourceClient, type Connection';
+  const typeNames = [...new Set([...collections, ...nested].flatMap((collection) => [collection.recordType, collection.paramsType]))].sort();
+  const imports = [
+    `import { ${classes} } from './resource-client.js';`,
+    `import type { ${typeNames.join(', ')} } from './generated.js';`,
+  ].join('\n');
+  return { 'generated.ts': types, 'generated-collections.ts': `${BANNER}\n\n${imports}\n\n${collectionsClass(collections, nested)}` };
 }
 
 /** A list under one record of another collection: `/api/limits/{uid}/entries/`. */

@@ -1,6 +1,8 @@
 import { ConfigError } from '../config.js';
 import { DomainError } from '../domain/domain-error.js';
 import { DirectoryLockedError } from '../store/directory-lock.js';
+import { describePostgresTarget, parseDatabaseUrl } from '../store/open-store.js';
+import { StoreUnavailableError } from '../store/store.js';
 
 export interface OutputOptions {
   json?: boolean;
@@ -18,11 +20,24 @@ export function reportError(error: unknown): void {
     process.stderr.write(`lending-api: ${READ_ONLY_DATABASE}\n`);
     return;
   }
+  if (error instanceof StoreUnavailableError) {
+    process.stderr.write(`lending-api: ${unreachableMessage(error)}\n`);
+    return;
+  }
   const expected =
     error instanceof DomainError || error instanceof ConfigError || error instanceof DirectoryLockedError || isUsageError(error);
   if (expected) process.stderr.write(`lending-api: ${(error as Error).message}\n`);
   else if (error instanceof Error) process.stderr.write(`lending-api: ${error.message}\n${process.env.DEBUG ? `${error.stack}\n` : ''}`);
   else process.stderr.write(`lending-api: ${String(error)}\n`);
+}
+
+/** "the database at 127.0.0.1:5432/lending as app is unreachable (ECONNREFUSED)": where it tried and why, no password. */
+function unreachableMessage(error: StoreUnavailableError): string {
+  const location = parseDatabaseUrl(process.env.DATABASE_URL ?? '');
+  const target = 'kind' in location && location.kind === 'postgres' ? ` at ${describePostgresTarget(location.url)}` : '';
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  return `the database${target} is unreachable${why ? ` (${why})` : ''}`;
 }
 
 const READ_ONLY_DATABASE =

@@ -1,8 +1,8 @@
 import { ApiError } from '../domain/errors.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../ledger/write-limits.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 // Printable ASCII only: a key is an opaque token (a UUID is typical), and a control character would end up in logs.
 const PRINTABLE = /^[\x20-\x7e]+$/;

@@ -1,6 +1,6 @@
 import { ApiError } from '../domain/errors.js';
 import { strictUtf8 } from '../domain/well-formed-text.js';
-import { truncate } from '../listing/value-parsers.js';
+import { truncate } from '../domain/truncate.js';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 

@@ -6,7 +6,8 @@ import type { Store } from '../store/store.js';
 import { idempotencyKeyOf } from './idempotency-key-header.js';
 import { parseLoanBody } from './loan-body.js';
 import { coalescedLoanWrites } from './loan-write.js';
-import { MAX_WRITE_BODY_BYTES, parseWriteBody } from './write-body.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import { parseWriteBody } from './write-body.js';
 
 export interface LoanWriteRoutesOptions {
   readonly store: Store;

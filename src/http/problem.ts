@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from '../store/store.js';
 import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
-import { MAX_WRITE_BODY_BYTES } from './write-body.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 
 export { PROBLEM_CONTENT_TYPE };
 

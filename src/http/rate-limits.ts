@@ -6,6 +6,7 @@ import type { AuthenticateHook } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { registerRedisBreakerGauge } from '../metrics/rate-limit-metrics.js';
 import { throttleAddressOf } from './client-address.js';
+import { addressBlocked, budgetHeaders, seconds } from './rate-limit-answers.js';
 import { RedisBreaker } from './redis-breaker.js';
 import { RedisCounters } from './redis-counters.js';
 import { RequestLimiter, WINDOW_MS, type Budget, type Verdict } from './request-limiter.js';
@@ -115,36 +116,12 @@ function admitOrThrow(verdict: Verdict, reply: FastifyReply, maxFailures: number
   if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
 }
 
-export function seconds(ms: number): string {
-  return String(Math.max(1, Math.ceil(ms / 1000)));
-}
-
-export function budgetHeaders(budget: Budget): Record<string, string> {
-  return {
-    'x-ratelimit-limit': String(budget.limit),
-    'x-ratelimit-remaining': String(Math.max(0, budget.limit - budget.count)),
-    'x-ratelimit-reset': seconds(budget.resetMs),
-  };
-}
-
 function overBudget(budget: Budget): ApiError {
   return new ApiError(
     'rate_limited',
     `this API key made more than ${budget.limit} requests in a minute; retry in ${seconds(budget.resetMs)} s`,
     { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
   );
-}
-
-// The same answer whether the presented key was right or wrong: a blocked address learns nothing.
-export function addressBlocked(resetMs: number, max: number): ApiError {
-  return new ApiError('rate_limited', `too many failed authentications from this address; retry in ${seconds(resetMs)} s`, {
-    headers: {
-      'retry-after': seconds(resetMs),
-      'x-ratelimit-limit': String(max),
-      'x-ratelimit-remaining': '0',
-      'x-ratelimit-reset': seconds(resetMs),
-    },
-  });
 }
 
 /**

@@ -2,7 +2,8 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { ApiError, type ParamError } from '../domain/errors.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { parseAmount } from '../ledger/amount.js';
-import { formatMicros, parseTimestamp } from '../listing/timestamp.js';
+import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
+import { formatMicros, parseTimestamp } from '../domain/timestamp.js';
 
 /** A drawdown or repayment body, validated and in canonical form. */
 export interface WriteBody {
@@ -14,8 +15,6 @@ export interface WriteBody {
 }
 
 export const WRITE_BODY_MEMBERS = ['amount', 'at', 'reference'] as const;
-export const MAX_WRITE_BODY_BYTES = 4096;
-export const MAX_REFERENCE_LENGTH = 255;
 
 // A date, a time and an offset (RFC 3339): a bare date or a time without an offset is ambiguous for an entry.
 const DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$/;

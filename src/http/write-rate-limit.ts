@@ -1,7 +1,7 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { throttleAddressOf } from './client-address.js';
-import { addressBlocked, budgetHeaders, seconds } from './rate-limits.js';
+import { addressBlocked, budgetHeaders, seconds } from './rate-limit-answers.js';
 import type { Budget, RequestLimiter } from './request-limiter.js';
 
 /**

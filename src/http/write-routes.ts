@@ -3,6 +3,7 @@ import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { NodeRole } from '../store/node-role.js';
 import type { Queryable, Store } from '../store/store.js';
@@ -12,7 +13,7 @@ import type { DatabaseOf } from './request-database.js';
 import { authenticateWithLimits } from './rate-limits.js';
 import { coalescedWrites } from './record-write.js';
 import { closeIfBodyPending } from './unread-body.js';
-import { MAX_WRITE_BODY_BYTES, parseWriteBody } from './write-body.js';
+import { parseWriteBody } from './write-body.js';
 import { decodeJsonBody } from './json-body-text.js';
 import { loanWriteRoutes } from './loan-write-routes.js';
 

@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { requireOrganization } from '../auth/organizations.js';
+import { requireOrganization } from '../organizations/organizations.js';
 import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';

@@ -1,7 +1,7 @@
 import type { DecimalRules } from '../ledger/parse-decimal.js';
 import { parseDecimal } from '../ledger/parse-decimal.js';
-import { formatMicros, nowMicros, parseTimestamp } from '../listing/timestamp.js';
-import { truncate } from '../listing/value-parsers.js';
+import { formatMicros, nowMicros, parseTimestamp } from '../domain/timestamp.js';
+import { truncate } from '../domain/truncate.js';
 import { isActiveCurrency } from '../domain/currencies.js';
 import { isCountryCode } from '../domain/countries.js';
 import { asciiUpperCase } from '../domain/ascii-upper-case.js';

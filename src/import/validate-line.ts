@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AMOUNT_RULES } from '../ledger/amount.js';
 import { LEDGER_KINDS, newLedgerId, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ImportField } from '../listing/resource-definition.js';
-import { truncate } from '../listing/value-parsers.js';
+import { truncate } from '../domain/truncate.js';
 import { IMPORT_OBJECTS, type ImportRecord } from './import-record.js';
 import { LineFields } from './line-fields.js';
 import { parseJsonLine } from './parse-json-line.js';

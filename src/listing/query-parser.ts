@@ -1,6 +1,6 @@
 import { ApiError, type ParamError } from '../domain/errors.js';
 import { collectionPathOf, type FilterDefinition, type ResourceDefinition } from './resource-definition.js';
-import { truncate } from './value-parsers.js';
+import { truncate } from '../domain/truncate.js';
 
 export const PAGE_SIZE = 10;
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { isActiveCurrency } from '../domain/currencies.js';
 import type { ValueParser } from './resource-definition.js';
-import { formatMicros, parseTimestamp, type Bound } from './timestamp.js';
+import { formatMicros, parseTimestamp, type Bound } from '../domain/timestamp.js';
 import { asciiUpperCase } from '../domain/ascii-upper-case.js';
 
 const MAX_IDENTIFIER_LENGTH = 255;
@@ -65,9 +65,4 @@ export function enumValue(values: readonly string[]): ValueParser {
       return value === undefined ? { ok: false, reason: `must be one of ${values.join(', ')}` } : { ok: true, value };
     },
   };
-}
-
-/** Shortens a client value for an error message. */
-export function truncate(raw: string, max = 40): string {
-  return raw.length > max ? `${raw.slice(0, max)}…` : raw;
 }

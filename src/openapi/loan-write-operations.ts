@@ -1,5 +1,5 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../http/write-body.js';
+import { MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { uidParameter } from './resource-schemas.js';
 import { errorResponsesByStatus, WRITE_ERRORS } from './write-operations.js';

@@ -1,8 +1,7 @@
 import { ERROR_CODES, PROBLEM_CONTENT_TYPE, type ErrorCode } from '../domain/errors.js';
 import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../http/idempotency-key-header.js';
-import { MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../http/write-body.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { codesByStatus, problemResponseRef } from './problem-responses.js';
 import { uidParameter } from './resource-schemas.js';

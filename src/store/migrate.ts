@@ -5,6 +5,7 @@ import type { Store } from './store.js';
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 // Any constant works; it only has to be the same in every process.
 const MIGRATION_LOCK_KEY = 4_815_162_342;
+const UNDEFINED_TABLE = '42P01';
 
 export interface Migration {
   version: number;
@@ -57,9 +58,11 @@ export async function migrate(store: Store): Promise<Migration[]> {
 /** The migrations not yet applied (all of them on an empty database). */
 export async function pendingMigrations(store: Store): Promise<Migration[]> {
   const migrations = await loadMigrations();
-  const rows = await store
-    .query<{ version: number }>('SELECT version FROM schema_migrations')
-    .catch(() => [] as { version: number }[]);
+  const rows = await store.query<{ version: number }>('SELECT version FROM schema_migrations').catch((error: unknown) => {
+    // No table yet is an empty database; anything else (the database away) is not "every migration pending".
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return [];
+    throw error;
+  });
   const done = new Set(rows.map((row) => row.version));
   return migrations.filter((migration) => !done.has(migration.version));
 }

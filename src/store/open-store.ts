@@ -31,6 +31,19 @@ export function parseDatabaseUrl(url: string): StoreLocation | { error: string }
   return { error: 'must start with postgres://, postgresql:// or pglite:// (e.g. pglite://./data or pglite://memory)' };
 }
 
+/**
+ * Where a PostgreSQL URL points, for a message: `host:port/database as user`,
+ * never the password. pg's defaults fill what the URL leaves out.
+ */
+export function describePostgresTarget(url: string): string {
+  const parsed = new URL(url);
+  const host = decodeURIComponent(parsed.hostname) || parsed.searchParams.get('host') || 'localhost';
+  const port = parsed.port || parsed.searchParams.get('port') || '5432';
+  const user = decodeURIComponent(parsed.username);
+  const database = decodeURIComponent(parsed.pathname.slice(1)) || user;
+  return `${host.includes(':') ? `[${host}]` : host}:${port}${database ? `/${database}` : ''}${user ? ` as ${user}` : ''}`;
+}
+
 export interface OpenStoreOptions extends PostgresStoreOptions {
   /** How long to wait for another process to release an embedded store. */
   lockWaitMs?: number;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,10 +39,13 @@ describe('the compiled build', () => {
     }
   }, 600_000);
 
-  it('ships the SDK as ES modules and CommonJS, each with .d.ts types', async () => {
-    for (const dir of ['dist/client', 'dist/client-cjs']) {
-      const files = await readdir(path.join(ROOT, dir));
-      expect(files, dir).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'lending-client.js', 'lending-client.d.ts']));
+  it("points each source map at the TypeScript file it was compiled from", async () => {
+    const maps = (await readdir(path.join(ROOT, 'dist'), { recursive: true })).filter((name) => name.endsWith('.js.map'));
+    expect(maps).toContain(path.join('cli', 'run.js.map'));
+    for (const map of maps) {
+      const { sources } = JSON.parse(await readFile(path.join(ROOT, 'dist', map), 'utf8')) as { sources: string[] };
+      const resolved = sources.map((source) => path.relative(ROOT, path.resolve(ROOT, 'dist', path.dirname(map), source)));
+      expect(resolved, map).toEqual([path.join('src', map.replace(/\.js\.map$/, '.ts'))]);
     }
   });
 });

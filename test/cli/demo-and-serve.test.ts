@@ -65,6 +65,8 @@ describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
     expect(demo.payment_methods).toBeGreaterThan(10);
     const human = await runCli(['demo'], databaseUrl, undefined, env);
     expect(human.stdout).toContain("curl -u 'org_demo:lak_");
+    // The second run revokes the first run's two keys and says so.
+    expect(human.stdout).toMatch(/^revoked: +2 key\(s\) of org_demo from earlier runs \(key_\w+, key_\w+\): only the two above work now$/m);
   });
 
   it('serves the demo data in the same process and keeps the data directory to itself', async () => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization } from '../../src/auth/organizations.js';
+import { createOrganization } from '../../src/organizations/organizations.js';
 import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { postgresUrlWithSchema, runCli, spawnCli } from '../helpers/cli.js';

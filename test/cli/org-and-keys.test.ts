@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createOrganization } from '../../src/auth/organizations.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { createOrganization } from '../../src/organizations/organizations.js';
 import { runCli } from '../helpers/cli.js';
 import { pgliteDirectoryFromTemplate } from '../helpers/pglite-template.js';
 

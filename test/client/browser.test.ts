@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
-import type * as Sdk from '../../src/client/index.js';
+import type * as Sdk from '../../packages/client/src/index.js';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -29,7 +29,7 @@ describe.skipIf(skip)('the SDK in a browser', () => {
 
   beforeAll(async () => {
     const bundled = await build({
-      entryPoints: [fileURLToPath(new URL('../../src/client/index.ts', import.meta.url))],
+      entryPoints: [fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url))],
       bundle: true,
       platform: 'browser',
       format: 'iife',

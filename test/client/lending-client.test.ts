@@ -11,7 +11,7 @@ import {
   type Page,
   type PaymentMethod,
   type PaymentMethodPage,
-} from '../../src/client/index.js';
+} from '../../packages/client/src/index.js';
 import { ApiError, ERROR_CODES } from '../../src/domain/errors.js';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
 import { problemDocument } from '../../src/http/problem.js';

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLIENT_PACKAGE = path.join(ROOT, 'packages/client');
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 
 interface Demo {
@@ -17,33 +18,35 @@ interface Demo {
   write_key: string;
 }
 
-// What an integrator does: `npm pack` the project, `npm install` the tarball
-// into a project of their own, import `lending-api/client` from plain
-// JavaScript (ESM and CommonJS) and from TypeScript, against a live server
-// started from the installed package's own bin.
-describe('the packed SDK, installed into another project', () => {
+// What an integrator does: `npm pack` the client package (packages/client),
+// `npm install` that tarball alone into an empty project, import
+// `lending-api-client` from plain JavaScript (ESM and CommonJS) and from
+// TypeScript, against a live server started from this checkout.
+describe('the packed SDK, installed alone into another project', () => {
   let scratch = '';
   let consumer = '';
+  let installOutput = '';
   let server: ChildProcess | undefined;
   let demo: Demo;
 
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(tmpdir(), 'lending-api-consumer-'));
-    // `npm pack` runs `prepare`, which builds dist/ when it is stale.
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    // `npm pack` runs the package's `prepare`, which builds its dist/.
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: CLIENT_PACKAGE, maxBuffer: 16 * 1024 * 1024 });
     const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
 
     consumer = path.join(scratch, 'consumer');
     await mkdir(consumer);
     await writeFile(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    // Its dependencies are in the npm cache after `npm ci`; the network is only a fallback.
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(scratch, filename)], {
+    // --offline: the package has no dependencies, so installing it needs nothing but the tarball.
+    const installed = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(scratch, filename)], {
       cwd: consumer,
       maxBuffer: 16 * 1024 * 1024,
     });
+    installOutput = installed.stdout + installed.stderr;
 
-    server = spawn(path.join(consumer, 'node_modules/.bin/lending-api'), ['demo', '--serve', '--port', '0', '--json'], {
-      cwd: consumer,
+    server = spawn(process.execPath, [path.join(ROOT, 'bin/lending-api'), 'demo', '--serve', '--port', '0', '--json'], {
+      cwd: ROOT,
       env: { ...process.env, DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -56,7 +59,7 @@ describe('the packed SDK, installed into another project', () => {
         if (match) resolve(JSON.parse(match[0]) as Demo);
       });
       server!.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-      server!.once('exit', (code) => reject(new Error(`the installed lending-api exited (${code}):\n${out}\n${err}`)));
+      server!.once('exit', (code) => reject(new Error(`lending-api exited (${code}):\n${out}\n${err}`)));
     });
   }, 600_000);
 
@@ -67,15 +70,34 @@ describe('the packed SDK, installed into another project', () => {
 
   const env = () => ({ ...process.env, LENDING_API_URL: demo.url, LENDING_API_ORG: demo.org, LENDING_API_KEY: demo.key, LENDING_API_WRITE_KEY: demo.write_key });
 
-  it('ships compiled JavaScript and types only, and the SDK imports nothing but its own files', async () => {
-    const installed = path.join(consumer, 'node_modules/lending-api');
-    const entries = await readdir(installed);
-    expect(entries.sort()).toEqual(['README.md', 'bin', 'dist', 'openapi.json', 'package.json']);
-    for (const dir of ['dist/client', 'dist/client-cjs']) {
-      for (const file of (await readdir(path.join(installed, dir))).filter((name) => name.endsWith('.js'))) {
+  it('installs without a warning and brings no other package', async () => {
+    expect(installOutput).not.toMatch(/warn/i);
+    expect((await readdir(path.join(consumer, 'node_modules'))).filter((name) => !name.startsWith('.'))).toEqual(['lending-api-client']);
+    const manifest = JSON.parse(await readFile(path.join(consumer, 'node_modules/lending-api-client/package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ name: 'lending-api-client', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(manifest).not.toHaveProperty('dependencies');
+    expect(manifest).not.toHaveProperty('peerDependencies');
+  });
+
+  it('ships its README, compiled JavaScript and types, and the sources its maps point at; the JavaScript imports only its own files', async () => {
+    const installed = path.join(consumer, 'node_modules/lending-api-client');
+    expect((await readdir(installed)).sort()).toEqual(['README.md', 'dist', 'package.json', 'src']);
+    for (const dir of ['dist/esm', 'dist/cjs']) {
+      const files = await readdir(path.join(installed, dir));
+      expect(files, dir).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'index.js.map', 'lending-client.js', 'lending-client.d.ts']));
+      for (const file of files.filter((name) => name.endsWith('.js'))) {
         const source = await readFile(path.join(installed, dir, file), 'utf8');
         const specifiers = [...source.matchAll(/(?:from\s+|require\()\s*['"]([^'"]+)['"]/g)].map((match) => match[1]);
         expect(specifiers.filter((specifier) => !specifier?.startsWith('./')), `${dir}/${file}`).toEqual([]);
+      }
+      // A debugger or an editor follows each map to the TypeScript it came from, inside the package.
+      for (const map of files.filter((name) => name.endsWith('.map'))) {
+        const { sources } = JSON.parse(await readFile(path.join(installed, dir, map), 'utf8')) as { sources: string[] };
+        for (const source of sources) {
+          const resolved = path.resolve(installed, dir, source);
+          expect(resolved.startsWith(path.join(installed, 'src') + path.sep), `${dir}/${map} → ${source}`).toBe(true);
+          await expect(readFile(resolved, 'utf8'), `${dir}/${map} → ${source}`).resolves.toBeTypeOf('string');
+        }
       }
     }
   });
@@ -83,7 +105,7 @@ describe('the packed SDK, installed into another project', () => {
   it('works from plain JavaScript as an ES module', async () => {
     await writeFile(
       path.join(consumer, 'esm.mjs'),
-      `import { LendingApiError, LendingClient, ResourceClient } from 'lending-api/client';
+      `import { LendingApiError, LendingClient, ResourceClient } from 'lending-api-client';
 const { LENDING_API_URL: baseUrl, LENDING_API_ORG: organizationId, LENDING_API_KEY: apiKey } = process.env;
 const client = new LendingClient({ baseUrl, organizationId, apiKey });
 const page = await client.paymentMethods.list({ currency: 'usd' });
@@ -91,12 +113,13 @@ const uids = [];
 for await (const method of client.paymentMethods.listAll({ currency: 'usd' })) uids.push(method.uid);
 const limits = new ResourceClient({ baseUrl, organizationId, apiKey }, 'limits');
 const limit = await limits.retrieve('cl_demo_03_usd');
+const entity = await client.entities.retrieve('ent_demo_03');
 const missing = await client.creditLimits.retrieve('cl_missing').catch((error) => error);
 const writer = new LendingClient({ baseUrl, organizationId, apiKey: process.env.LENDING_API_WRITE_KEY });
 const drawn = await writer.creditLimits.draw('cl_demo_05_usd', { amount: '10.00' }, { idempotencyKey: 'package-esm-1' });
 const again = await writer.creditLimits.draw('cl_demo_05_usd', { amount: '10.00' }, { idempotencyKey: 'package-esm-1' });
 const after = await client.creditLimits.retrieve('cl_demo_05_usd');
-console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new Set(uids).size, balance: limit.balance,
+console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new Set(uids).size, balance: limit.balance, entity: entity.uid,
   missing: [missing instanceof LendingApiError, missing.code],
   drawn: [drawn.entry.kind, drawn.entry.id === again.entry.id, Math.round((drawn.limit.balance + 10) * 100) / 100 === Math.round((after.balance + 10) * 100) / 100] }));
 `,
@@ -109,6 +132,7 @@ console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new
       walked: result.count,
       unique: result.count,
       balance: 11750.5,
+      entity: 'ent_demo_03',
       missing: [true, 'not_found'],
       drawn: ['drawdown', true, true],
     });
@@ -117,7 +141,7 @@ console.log(JSON.stringify({ count: page.count, walked: uids.length, unique: new
   it('works from CommonJS through require', async () => {
     await writeFile(
       path.join(consumer, 'cjs.cjs'),
-      `const { LendingClient } = require('lending-api/client');
+      `const { LendingClient } = require('lending-api-client');
 const { LENDING_API_URL: baseUrl, LENDING_API_ORG: organizationId, LENDING_API_KEY: apiKey } = process.env;
 new LendingClient({ baseUrl, organizationId, apiKey }).creditLimits.list({ entity: 'ent_demo_03' })
   .then((page) => console.log(JSON.stringify(page.items.map((limit) => limit.uid).sort())));
@@ -142,7 +166,7 @@ new LendingClient({ baseUrl, organizationId, apiKey: process.env.LENDING_API_WRI
     );
     await writeFile(
       path.join(consumer, 'typed.ts'),
-      `import { LendingApiError, LendingClient, type CreditLimit, type LedgerWriteResult, type PaymentMethodListParams, type RetryEvent } from 'lending-api/client';
+      `import { LendingApiError, LendingClient, type CreditLimit, type LedgerWriteResult, type PaymentMethodListParams, type RetryEvent } from 'lending-api-client';
 const retries: RetryEvent[] = [];
 const client = new LendingClient({ baseUrl: ${JSON.stringify(demo.url)}, organizationId: ${JSON.stringify(demo.org)}, apiKey: ${JSON.stringify(demo.key)},
   timeoutMs: 60_000, onRetry: (event) => retries.push(event) });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import openapi from '../../openapi.json' with { type: 'json' };
-import { LendingApiError, LendingClient, ResourceClient, type FetchFunction, type RetryEvent } from '../../src/client/index.js';
+import { LendingApiError, LendingClient, ResourceClient, type FetchFunction, type RetryEvent } from '../../packages/client/src/index.js';
 
 // The client against stand-in servers (a `fetch` written here): cursor walks,
 // timeouts, cancellation and retry reports, without a store.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, retryDelayMs, retriesAnswer, retriesFailure } from '../../src/client/retry-policy.js';
+import { parseRetryAfter, retryDelayMs, retriesAnswer, retriesFailure } from '../../packages/client/src/retry-policy.js';
 
 describe('retryDelayMs', () => {
   it('waits exactly the Retry-After the server asked for', () => {

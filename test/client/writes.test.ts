@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, expectTypeOf, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { LendingApiError, LendingClient, type CreditLimit, type FetchFunction, type LedgerWriteResult, type RetryEvent } from '../../src/client/index.js';
+import { LendingApiError, LendingClient, type CreditLimit, type FetchFunction, type LedgerWriteResult, type RetryEvent } from '../../packages/client/src/index.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeDecision, prepareLoan, recordDrawdown } from '../../examples/prepare-loan.js';
 import { buildApp } from '../../src/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
-import { LendingClient } from '../../src/client/index.js';
+import { LendingClient } from '../../packages/client/src/index.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { problemDocument } from '../../src/http/problem.js';
 import { injectFetch } from '../helpers/inject-fetch.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { FetchFunction } from '../../src/client/index.js';
+import type { FetchFunction } from '../../packages/client/src/index.js';
 
 export interface RecordedRequest {
   readonly url: string;

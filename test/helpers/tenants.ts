@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KeyScope } from '../../src/auth/key-scope.js';
-import { createApiKey, createOrganization, type Organization } from '../../src/auth/organizations.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { createOrganization, type Organization } from '../../src/organizations/organizations.js';
 import type { Queryable } from '../../src/store/store.js';
 
 export interface Tenant {

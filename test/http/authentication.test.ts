@@ -1,5 +1,5 @@
 import { beforeAll, expect, it } from 'vitest';
-import { createApiKey, revokeApiKey } from '../../src/auth/organizations.js';
+import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.js';
 import { json, useApp } from '../helpers/app.js';
 import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';

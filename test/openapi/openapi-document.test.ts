@@ -10,7 +10,6 @@ import { lendingApiDocument, renderOpenApiJson } from '../../src/openapi/lending
 import { problemResponseName } from '../../src/openapi/problem-responses.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { createdAtField, entityFilter, timeRangeFilters, uidField, updatedAtField } from '../../src/resources/common-fields.js';
-import { renderClientTypes } from '../../scripts/client-types.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
 
 const document = lendingApiDocument();
@@ -140,12 +139,5 @@ describe('openapi.json', () => {
     const served = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as JsonObject;
     await app.close();
     expect(Object.keys(served.paths as JsonObject)).toContain('/api/leases/{uid}/');
-  });
-});
-
-describe('src/client/generated.ts', () => {
-  it('is exactly what `npm run openapi` generates from the document', async () => {
-    const committed = await readFile(new URL('../../src/client/generated.ts', import.meta.url), 'utf8');
-    expect(committed, 'src/client/generated.ts is stale: run `npm run openapi` and commit the result').toBe(await renderClientTypes(document));
   });
 });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Command } from 'commander';
-import { createApiKey, createOrganization, findOrganization } from '../../auth/organizations.js';
+import { createApiKey, revokeActiveApiKeys } from '../../auth/api-keys.js';
+import { createOrganization, findOrganization } from '../../organizations/organizations.js';
 import { loadConfig } from '../../config.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
@@ -22,21 +23,28 @@ interface DemoResult {
   /** A write-scoped key: drawdowns and repayments over HTTP. */
   write_key_id: string;
   write_key: string;
+  /** The demo organization's keys that worked until this run (earlier runs' keys): revoked now. */
+  revoked_key_ids: string[];
   /** Records loaded per collection, keyed by table (`entities`, `payment_methods`, `credit_limits`, `loans`, …). */
-  [table: string]: string | number;
+  [table: string]: string | number | string[];
 }
 
 /** The limit the printed drawdown line draws on: its balance covers hundreds of runs of it. */
 export const DEMO_DRAW_LIMIT = 'cl_demo_01_usd';
 export const DEMO_DRAW_AMOUNT = '100.00';
 
-/** Creates (or reuses) the demo organization, loads its sample data and mints a fresh read key and write key. */
+/**
+ * Creates (or reuses) the demo organization, loads its sample data and mints
+ * a fresh read key and write key; every other key of the demo organization
+ * (those earlier runs printed) is revoked, so only the two printed last work.
+ */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
   const { importJsonl } = await import('../../import/index.js');
   const lines = demoLines();
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
+  const revoked = await revokeActiveApiKeys(store, org.uid);
   const key = await createApiKey(store, org.uid);
   const writeKey = await createApiKey(store, org.uid, undefined, 'write');
   return {
@@ -45,6 +53,7 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
     key: key.key,
     write_key_id: writeKey.id,
     write_key: writeKey.key,
+    revoked_key_ids: revoked,
     ...Object.fromEntries(RECORD_KINDS.kinds.map((kind) => [kind.table, lines.filter((line) => line.object === kind.object).length])),
   };
 }
@@ -57,6 +66,9 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `demo organization: ${demo.org} (${RECORD_KINDS.kinds.map((kind) => `${demo[kind.table]} ${kind.table.replaceAll('_', ' ')}`).join(', ')})`,
     `API key:           ${demo.key}   (id ${demo.key_id}; read; shown once)`,
     `write key:         ${demo.write_key}   (id ${demo.write_key_id}; write; shown once)`,
+    ...(demo.revoked_key_ids.length > 0
+      ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the two above work now`]
+      : []),
     '',
     'try:',
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { keyIdOf } from '../../auth/api-key-format.js';
 import { KEY_SCOPES, isKeyScope, type KeyScope } from '../../auth/key-scope.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../auth/organizations.js';
-import { formatMicros, parseTimestamp } from '../../listing/timestamp.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../auth/api-keys.js';
+import { formatMicros, parseTimestamp } from '../../domain/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { requireOrganization } from '../../auth/organizations.js';
+import { requireOrganization } from '../../organizations/organizations.js';
 import { applyLedgerEntry, LedgerError, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
-import { formatMicros, parseTimestamp } from '../../listing/timestamp.js';
+import { formatMicros, parseTimestamp } from '../../domain/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createOrganization } from '../../auth/organizations.js';
+import { createOrganization } from '../../organizations/organizations.js';
 import type { Queryable } from '../../store/store.js';
 import { print, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';

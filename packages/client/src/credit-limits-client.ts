@@ -1,4 +1,5 @@
-import { CreditLimitCollection, type LedgerEntryInput, type LedgerWriteResult } from './generated.js';
+import { CreditLimitCollection } from './generated-collections.js';
+import type { LedgerEntryInput, LedgerWriteResult } from './generated.js';
 import type { Connection } from './resource-client.js';
 import { Transport, type WriteOptions } from './transport.js';
 

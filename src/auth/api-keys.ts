@@ -1,14 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/domain-error.js';
+import { requireOrganization } from '../organizations/organizations.js';
 import type { Queryable } from '../store/store.js';
 import { generateApiKey } from './api-key-format.js';
 import type { KeyScope } from './key-scope.js';
-
-export interface Organization {
-  readonly id: string;
-  readonly uid: string;
-  readonly name: string;
-}
 
 export interface ApiKeyInfo {
   readonly id: string;
@@ -20,37 +14,8 @@ export interface ApiKeyInfo {
   readonly status: 'active' | 'expired' | 'revoked';
 }
 
-const ORG_UID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 const KEY_ID_PATTERN = /^key_[0-9a-f]{16}$/;
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
-
-export function newOrganizationUid(): string {
-  return `org_${randomBytes(8).toString('hex')}`;
-}
-
-export async function createOrganization(db: Queryable, name: string, uid = newOrganizationUid()): Promise<Organization> {
-  if (!ORG_UID_PATTERN.test(uid)) throw new DomainError(`organization uid must be 1–64 letters, digits, '_', '.' or '-', got '${uid}'`);
-  const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > 200) throw new DomainError('organization name must be 1–200 characters');
-  const rows = await db.query<{ id: string }>(
-    'INSERT INTO organizations (uid, name) VALUES ($1, $2) ON CONFLICT (uid) DO NOTHING RETURNING id::text AS id',
-    [uid, trimmed],
-  );
-  const row = rows[0];
-  if (!row) throw new DomainError(`organization '${uid}' already exists`);
-  return { id: row.id, uid, name: trimmed };
-}
-
-export async function findOrganization(db: Queryable, uid: string): Promise<Organization | undefined> {
-  const rows = await db.query<Organization>('SELECT id::text AS id, uid, name FROM organizations WHERE uid = $1', [uid]);
-  return rows[0];
-}
-
-export async function requireOrganization(db: Queryable, uid: string): Promise<Organization> {
-  const org = await findOrganization(db, uid);
-  if (!org) throw new DomainError(`no organization '${uid}'`);
-  return org;
-}
 
 /**
  * Creates a key and returns it in full: the only time it is ever visible. An
@@ -106,4 +71,18 @@ export async function revokeApiKey(db: Queryable, keyId: string): Promise<{ id: 
   // Only a well-formed key id is quoted back: whatever else was passed may be a secret.
   if (!row) throw new DomainError(KEY_ID_PATTERN.test(keyId) ? `no API key '${keyId}'` : 'no API key with that id (key ids look like key_ and 16 hex digits)');
   return row;
+}
+
+/** Revokes every key of the organization that still works (not revoked, not expired); returns their ids, oldest first. */
+export async function revokeActiveApiKeys(db: Queryable, orgUid: string): Promise<string[]> {
+  const org = await requireOrganization(db, orgUid);
+  const rows = await db.query<{ id: string }>(
+    `WITH revoked AS (
+       UPDATE api_keys SET revoked_at = now()
+        WHERE org_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+       RETURNING id, created_at)
+     SELECT id FROM revoked ORDER BY created_at, id`,
+    [org.id],
+  );
+  return rows.map((row) => row.id);
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatMicros, parseTimestamp } from '../../src/listing/timestamp.js';
+import { formatMicros, parseTimestamp } from '../../src/domain/timestamp.js';
 
 function micros(input: string, bound: 'from' | 'to' = 'from'): string {
   const parsed = parseTimestamp(input, bound);

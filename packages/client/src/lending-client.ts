@@ -1,5 +1,5 @@
 import { CreditLimitsClient } from './credit-limits-client.js';
-import { LendingCollections } from './generated.js';
+import { LendingCollections } from './generated-collections.js';
 import { Transport, type ClientOptions } from './transport.js';
 
 export type LendingClientOptions = ClientOptions;

@@ -3,8 +3,6 @@
  * A test fails when this file differs from what the script writes.
  */
 
-import { ListClient, ResourceClient, type Connection } from './resource-client.js';
-
 /**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
  *
@@ -753,31 +751,4 @@ export interface LedgerEntryListParams {
    * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
    */
   cursor?: string;
-}
-
-/** `/api/limits/` and the collections nested under one CreditLimit. */
-export class CreditLimitCollection extends ResourceClient<CreditLimit, CreditLimitListParams> {
-  /** `/api/limits/{uid}/entries/`: `list` and `listAll` of the LedgerEntry records of the CreditLimit `uid`. */
-  entries(uid: string): ListClient<LedgerEntry, LedgerEntryListParams> {
-    return new ListClient(this.transport, ['limits', uid, 'entries']);
-  }
-}
-
-/** A `ResourceClient` for every collection in the OpenAPI document; `LendingClient` is one. */
-export class LendingCollections {
-  /** `/api/methods/`: `list`, `retrieve` and `listAll` of PaymentMethod records. */
-  readonly paymentMethods: ResourceClient<PaymentMethod, PaymentMethodListParams>;
-  /** `/api/limits/`: `list`, `retrieve` and `listAll` of CreditLimit records; `entries(uid)`: one's LedgerEntry records. */
-  readonly creditLimits: CreditLimitCollection;
-  /** `/api/entities/`: `list`, `retrieve` and `listAll` of Entity records. */
-  readonly entities: ResourceClient<Entity, EntityListParams>;
-  /** `/api/loans/`: `list`, `retrieve` and `listAll` of Loan records. */
-  readonly loans: ResourceClient<Loan, LoanListParams>;
-
-  constructor(connection: Connection) {
-    this.paymentMethods = new ResourceClient(connection, 'methods');
-    this.creditLimits = new CreditLimitCollection(connection, 'limits');
-    this.entities = new ResourceClient(connection, 'entities');
-    this.loans = new ResourceClient(connection, 'loans');
-  }
 }

@@ -5,3 +5,4 @@ export { CreditLimitsClient } from './credit-limits-client.js';
 export type { HttpMethod, RetryOptions } from './retry-policy.js';
 export type { ClientOptions, FetchFunction, RequestOptions, RetryEvent, WriteOptions } from './transport.js';
 export * from './generated.js';
+export * from './generated-collections.js';
