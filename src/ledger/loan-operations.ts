@@ -6,6 +6,7 @@ import { selectList } from '../listing/sql.js';
 import type { Queryable } from '../store/store.js';
 import { newLedgerId } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
+import type { Applied, LedgerOperation } from './ledger-operation.js';
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
@@ -15,25 +16,8 @@ export interface LoanViews {
   readonly limits: ResourceDefinition;
 }
 
-/** What a loan write did in its transaction: an answer to send and store, or a refusal (409) that changed nothing. */
-export type LoanOutcome =
-  | { readonly ok: true; readonly status: number; readonly body: string; readonly value: Readonly<Record<string, unknown>> }
-  | { readonly ok: false; readonly refusal: LedgerError & { readonly code: 'insufficient_balance' | 'repayment_exceeds_outstanding' } };
-
-/**
- * A loan write as the ledger's writer runs it (the shape of its other
- * kinds of write): the lane it queues in, the fingerprint its
- * Idempotency-Key is bound to, and what it does inside the transaction,
- * which has already claimed the key. Locks: the credit limit's row first,
- * then the loan's (every loan write takes them in that order, as drawdowns
- * take the limit's), so no interleaving deadlocks.
- */
-export interface LoanOperation {
-  readonly orgId: string;
-  readonly lane: string;
-  readonly fingerprint: string;
-  apply(tx: Queryable): Promise<LoanOutcome>;
-}
+/** A loan write's own result: the JSON members of its 201. */
+export type LoanResult = Readonly<Record<string, unknown>>;
 
 export interface LoanCreation {
   readonly orgId: string;
@@ -62,6 +46,11 @@ export function newLoanUid(): string {
 }
 
 /**
+ * Loan writes are two more kinds of the ledger's writes (LedgerOperation):
+ * the writer (ledger-writer.ts) gives them the drawdowns' queue,
+ * Idempotency-Key, transaction and answers. Locks: the credit limit's row
+ * first, then the loan's, as the writer's lock order requires.
+ *
  * `POST /api/loans/`: in one statement, the limit's conditional UPDATE
  * (outstanding + principal ≤ capacity, and the payment method is of the
  * limit's entity and currency), the loan's INSERT and the drawdown entry
@@ -72,7 +61,7 @@ export function newLoanUid(): string {
  * nothing moved, the reason is read afresh: no such limit or method (404),
  * another entity or currency (422), or the balance (409, stored).
  */
-export function loanCreation(views: LoanViews, write: LoanCreation): LoanOperation {
+export function loanCreation(views: LoanViews, write: LoanCreation): LedgerOperation<LoanResult> {
   return {
     orgId: write.orgId,
     // The limit's lane: loans and direct drawdowns of one limit queue together.
@@ -90,7 +79,7 @@ export function loanCreation(views: LoanViews, write: LoanCreation): LoanOperati
  * linked to the loan. The repayment that brings the loan to zero makes it
  * repaid (its status follows outstanding, migration 014).
  */
-export function loanRepayment(views: LoanViews, write: LoanRepayment): LoanOperation {
+export function loanRepayment(views: LoanViews, write: LoanRepayment): LedgerOperation<LoanResult> {
   return {
     orgId: write.orgId,
     lane: `${write.orgId}/loan/${write.loan}`,
@@ -137,7 +126,7 @@ function creationStatement(views: LoanViews): string {
   return text;
 }
 
-async function createLoan(tx: Queryable, views: LoanViews, write: LoanCreation): Promise<LoanOutcome> {
+async function createLoan(tx: Queryable, views: LoanViews, write: LoanCreation): Promise<Applied<LoanResult>> {
   const uid = newLoanUid();
   const [row] = await tx.query<CreationRow>(
     creationStatement(views),
@@ -231,7 +220,7 @@ function repaymentStatement(views: LoanViews): string {
   return text;
 }
 
-async function repayLoan(tx: Queryable, views: LoanViews, write: LoanRepayment): Promise<LoanOutcome> {
+async function repayLoan(tx: Queryable, views: LoanViews, write: LoanRepayment): Promise<Applied<LoanResult>> {
   // The loan's limit row first (the order every write takes): the statement
   // after it then reads the loan and the limit as the last writer left them.
   const [locked] = await tx.query<{ id: string }>(
