@@ -273,7 +273,7 @@ async function runWriteScenarios(store: PostgresStore, service: RunningService, 
       for (const connections of connectionCounts) {
         log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service`);
         const measured = await measureProcess(service, (secs) =>
-          generator.drive({ url: service.url, headers: { authorization }, nextPath: scenario.nextPath, connections, seconds: secs, postBody: DRAWDOWN_BODY }),
+          generator.drive({ url: service.url, headers: { authorization }, nextPath: scenario.nextPath, connections, seconds: secs, postBody: scenario.postBody ?? DRAWDOWN_BODY }),
         );
         rows.push({ id: scenario.id, title: scenario.title, connections, service: measured, targets: targetsOf(scenario.id, measured) });
       }
