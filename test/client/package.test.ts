@@ -1,22 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemoServer, type DemoServer } from '../helpers/demo-server.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLIENT_PACKAGE = path.join(ROOT, 'packages/client');
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-
-interface Demo {
-  url: string;
-  org: string;
-  key: string;
-  write_key: string;
-}
 
 // What an integrator does: `npm pack` the client package (packages/client),
 // `npm install` that tarball alone into an empty project, import
@@ -26,12 +20,11 @@ describe('the packed SDK, installed alone into another project', () => {
   let scratch = '';
   let consumer = '';
   let installOutput = '';
-  let server: ChildProcess | undefined;
-  let demo: Demo;
+  let demo: DemoServer;
 
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(tmpdir(), 'lending-api-consumer-'));
-    // `npm pack` runs the package's `prepare`, which builds its dist/.
+    // `npm pack` runs the package's `prepack`, which builds its dist/.
     const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: CLIENT_PACKAGE, maxBuffer: 16 * 1024 * 1024 });
     const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
 
@@ -45,26 +38,11 @@ describe('the packed SDK, installed alone into another project', () => {
     });
     installOutput = installed.stdout + installed.stderr;
 
-    server = spawn(process.execPath, [path.join(ROOT, 'bin/lending-api'), 'demo', '--serve', '--port', '0', '--json'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    demo = await new Promise<Demo>((resolve, reject) => {
-      let out = '';
-      let err = '';
-      server!.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /\{[\s\S]*"url"[\s\S]*\}/.exec(out);
-        if (match) resolve(JSON.parse(match[0]) as Demo);
-      });
-      server!.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-      server!.once('exit', (code) => reject(new Error(`lending-api exited (${code}):\n${out}\n${err}`)));
-    });
+    demo = await startDemoServer();
   }, 600_000);
 
   afterAll(async () => {
-    server?.kill('SIGTERM');
+    demo?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 

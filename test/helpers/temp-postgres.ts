@@ -7,12 +7,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
+export const POSTGRES_BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
 
 /** Where initdb and pg_ctl live, or undefined (CI must have them: it fails instead). */
 export function postgresBinDir(): string | undefined {
-  const found = BIN_DIRS.find((dir) => existsSync(path.join(dir, 'pg_ctl')));
-  if (!found && process.env.CI) throw new Error(`CI needs the PostgreSQL server binaries (initdb, pg_ctl) in one of ${BIN_DIRS.join(', ')}`);
+  const found = POSTGRES_BIN_DIRS.find((dir) => existsSync(path.join(dir, 'pg_ctl')));
+  if (!found && process.env.CI) throw new Error(`CI needs the PostgreSQL server binaries (initdb, pg_ctl) in one of ${POSTGRES_BIN_DIRS.join(', ')}`);
   return found;
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
+import { missingProgramsMessage, PGBOUNCER_BIN, pgbouncerProgram } from './topology-prerequisites.js';
 import { freePort } from './temp-postgres.js';
 
 const run = promisify(execFile);
@@ -234,7 +235,9 @@ export interface PgBouncer {
 }
 
 /** Starts a PgBouncer on a free loopback port in front of `target` (host and port of a PostgreSQL). */
-export async function startPgBouncer(target: { port: number }, mode: PoolMode, pgbouncerBin = '/usr/sbin/pgbouncer'): Promise<PgBouncer> {
+export async function startPgBouncer(target: { port: number }, mode: PoolMode, pgbouncerBin = PGBOUNCER_BIN): Promise<PgBouncer> {
+  const program = pgbouncerProgram(pgbouncerBin);
+  if (!program.found) throw new Error(missingProgramsMessage([program]));
   const owner = await postgresOwner();
   const dir = await ownedTempDir(owner, `lending-api-pgbouncer-${mode}-`);
   const port = await freePort();
