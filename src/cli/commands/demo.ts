@@ -74,6 +74,7 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/entities/?country=gb'`,
+    `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/loans/?status=active'`,
     '',
     `record a drawdown of ${DEMO_DRAW_AMOUNT} (sent again, the same line is answered from the first time: it draws once), then see the balance move:`,
     `  curl -X POST -u '${demo.org}:${demo.write_key}' '${limit}drawdowns/' -H 'Idempotency-Key: ${idempotencyKey}' -H 'Content-Type: application/json' -d '{"amount":"${DEMO_DRAW_AMOUNT}"}'`,
