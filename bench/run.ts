@@ -400,7 +400,7 @@ function printTable(rows: readonly Row[], peakRss: PeakRss, settings: string, st
   const lines = [
     `Scale ${spec.scale} (seed ${spec.seed}), ${seconds} s per measurement after ${warmup} s of warm-up${rounds > 1 ? `, reads: ${rounds} rounds of service and bare handler in turn, medians` : ''}, load generator ${generator.description}, service LOG_LEVEL=${args['log-level']}, Node ${process.version}, ${settings}.`,
     `CPU µs/req: the serving process's user + system CPU time during the measured load (/proc/<pid>/stat) per request answered. Bare: a Fastify handler running the same list-engine call with no auth, hooks, logging or metrics (bench/bare-server.ts).`,
-    `Writes (w…): POST drawdowns of 1.00, each with a fresh Idempotency-Key, on the organization ${WRITES_ORG_UID} (limits no run can spend); failures are counted by status.`,
+    `Writes (w…): POST drawdowns of 1.00, each with a fresh Idempotency-Key, on the organization ${WRITES_ORG_UID} (limits no run can spend); (l1) creates loans of 1.00 on w2's limit instead (the loan, its drawdown entry, the limit moved); failures are counted by status.`,
     '',
     '| scenario | conns | service req/s | p50 ms | p99 ms | service CPU µs/req | bare req/s | bare CPU µs/req | service/bare | ceiling req/s | targets | met |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',

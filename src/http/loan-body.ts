@@ -1,5 +1,5 @@
 import { ApiError, type ParamError } from '../domain/errors.js';
-import { ASCII_CONTROL_CHARACTERS } from '../domain/well-formed-text.js';
+import { ASCII_CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { amountOf, parseBodyObject, referenceOf, refuseUnknownMembers, typeName } from './write-body.js';
 
 /** A `POST /api/loans/` body, validated and canonical. */
@@ -35,8 +35,8 @@ function uidOf(name: string, value: unknown, errors: ParamError[]): string | und
     errors.push({ param: name, detail: `${name} must be a uid string, got ${typeName(value)}` });
     return undefined;
   }
-  if (value.length === 0 || value.length > MAX_UID_LENGTH || value.search(ASCII_CONTROL_CHARACTERS) !== -1) {
-    errors.push({ param: name, detail: `${name} must be a uid of 1–${MAX_UID_LENGTH} characters without control characters` });
+  if (value.length === 0 || value.length > MAX_UID_LENGTH || value.search(ASCII_CONTROL_CHARACTERS) !== -1 || hasLoneSurrogate(value)) {
+    errors.push({ param: name, detail: `${name} must be a uid of 1–${MAX_UID_LENGTH} characters, well-formed, without control characters` });
     return undefined;
   }
   return value;
