@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/topology/**/*.topology.ts'],
+    // Checks every answer the tests receive against openapi.json (the test that got an undeclared one fails).
+    setupFiles: ['test/helpers/response-contract-hook.ts'],
     // Names a missing PostgreSQL server or PgBouncer, and how to install it, before any test starts.
     globalSetup: ['test/helpers/topology-prerequisites.ts'],
     testTimeout: 180_000,

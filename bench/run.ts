@@ -32,7 +32,9 @@
  * cores as the service and PostgreSQL. The table's first line names the one used.
  *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
- * the rest too).
+ * the rest too). The bursts w3–w6 (`bench/burst-scenarios.ts`) run on a
+ * PostgreSQL the harness starts for itself; `--only w3,w4,w5,w6` runs them
+ * alone (no dataset, no read scenarios, no PGlite).
  *
  * DATABASE_URL (postgres://…) selects the database; by default the harness
  * creates and uses `lending_bench` on the local server.
@@ -58,6 +60,7 @@ import { chooseLoadGenerator, driveDirect, type LoadGenerator, type LoadGenerato
 import { scenarios, type Scenario } from './scenarios.js';
 import { DRAWDOWN_BODY, ensureWriteLimits, WRITES_ORG_UID, writeScenarios } from './write-scenarios.js';
 import { startBareServer, startService, type RunningService } from './service.js';
+import { BURST_SCENARIO_IDS, printBurstResults, runBurstScenarios } from './burst-scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -157,6 +160,20 @@ interface PeakRss {
 }
 
 async function main(): Promise<void> {
+  const wanted = args.only?.split(',');
+  const isBurst = (id: string) => (BURST_SCENARIO_IDS as readonly string[]).includes(id);
+  if (wanted?.every(isBurst)) {
+    const bursts = await runBurstScenarios(wanted, log, args['log-level']);
+    process.stdout.write(`Node ${process.version}, service LOG_LEVEL=${args['log-level']}.\n${printBurstResults(bursts).join('\n')}\n`);
+    return;
+  }
+  await readsAndWrites();
+  if (args['load-only']) return;
+  const bursts = await runBurstScenarios(wanted?.filter(isBurst) ?? BURST_SCENARIO_IDS, log, args['log-level']);
+  process.stdout.write(`${printBurstResults(bursts).join('\n')}\n`);
+}
+
+async function readsAndWrites(): Promise<void> {
   const rows: Row[] = [];
   const generator = await chooseLoadGenerator(loadGeneratorChoice);
   log(`load generator: ${generator.description}`);

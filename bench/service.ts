@@ -83,7 +83,8 @@ async function startChild(args: string[], env: Record<string, string>, options: 
     peakRssMiB: () => peakRssMiB(pid),
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Exited already (a killed process has a signalCode and no exitCode).
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         // SIGTERM: the service closes and exits normally, so --cpu-prof writes its profile.
         child.kill('SIGTERM');

@@ -1,4 +1,4 @@
-// `npm test`: runs the given npm scripts at once (the type-check and the lint,
+// `npm test`: runs the given npm scripts at once (the type-check, the lint and the OpenAPI linters,
 // each a single-threaded process, side by side on two cores instead of one
 // after the other), prints each one's output when it ends, and fails if any
 // failed.

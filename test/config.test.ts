@@ -49,6 +49,11 @@ describe('loadConfig', () => {
       replicaLimits: 'sync',
       databasePreparedStatements: false,
     });
+    expect(loadConfig({}).patroniUrls).toEqual([]);
+    expect(loadConfig({ PATRONI_URL: 'http://10.0.0.11:8008, http://10.0.0.12:8008' }).patroniUrls).toEqual([
+      'http://10.0.0.11:8008',
+      'http://10.0.0.12:8008',
+    ]);
     expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_MAX_CONNECTIONS: '0', DATABASE_REQUEST_BUDGET_MS: '0' })).toMatchObject({
       http: { headersTimeoutMs: 500, requestTimeoutMs: 800, maxConnections: 0 },
       databaseRequestBudgetMs: 0,
@@ -79,6 +84,8 @@ describe('loadConfig', () => {
     ['DATABASE_POOL_WAIT_MS', ''.padEnd(3, 'x')],
     ['LIST_CACHE_ENTRIES', '-5'],
     ['REPLICA_LIMITS', 'always'],
+    ['PATRONI_URL', '10.0.0.11:8008'],
+    ['PATRONI_URL', 'ftp://10.0.0.11:8008'],
     ['DATABASE_PREPARED_STATEMENTS', 'sometimes'],
     ['DATABASE_URL', 'mysql://x'],
     ['PUBLIC_URL', 'not a url'],

@@ -8,6 +8,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  */
 const KEY_PATTERN = /^lak_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
+/** A key's id and secret, found anywhere in a text, with or without the `lak_` before them. */
+export const KEY_ID_AND_SECRET = /[0-9a-f]{16}_[A-Za-z0-9_-]{43}/i;
+
 export interface GeneratedKey {
   readonly id: string;
   readonly key: string;

@@ -3,6 +3,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { lendingApiDocument } from '../openapi/lending-api-document.js';
+import { GENERATED_IDEMPOTENCY_KEY, referencePageDocument } from '../openapi/reference-page-document.js';
 
 export interface ApiReferenceRoutesOptions {
   resources: readonly ResourceDefinition[];
@@ -29,7 +30,7 @@ export async function apiReferenceRoutes(app: FastifyInstance, options: ApiRefer
 
   app.get(OPENAPI_PATH, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
 
-  await app.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
+  await app.register(fastifySwagger, { mode: 'static', specification: { document: referencePageDocument(document) as never } });
   await app.register(fastifySwaggerUi, {
     routePrefix: DOCS_PATH,
     staticCSP: DOCS_CSP,
@@ -43,6 +44,19 @@ export async function apiReferenceRoutes(app: FastifyInstance, options: ApiRefer
       displayOperationId: false,
       tryItOutEnabled: false,
       persistAuthorization: false,
+      // Runs in the page (serialized as source, so it names nothing outside itself): a fresh key per Execute.
+      requestInterceptor: new Function(
+        'request',
+        `const name = Object.keys(request.headers).find((header) => header.toLowerCase() === 'idempotency-key');
+        if (name && request.headers[name] === ${JSON.stringify(GENERATED_IDEMPOTENCY_KEY)}) {
+          const bytes = crypto.getRandomValues(new Uint8Array(16));
+          bytes[6] = (bytes[6] & 0x0f) | 0x40;
+          bytes[8] = (bytes[8] & 0x3f) | 0x80;
+          const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+          request.headers[name] = [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-');
+        }
+        return request;`,
+      ) as never,
     },
   });
 }

@@ -4,14 +4,20 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { problemDocument, PROBLEM_CONTENT_TYPE, sendProblem, toApiError } from './problem.js';
+import { uidTooLong } from './record-uid-length.js';
 import { JSON_SECURITY_HEADERS } from './security-headers.js';
 
-/** Fastify's own rejections (a malformed percent-encoding in the path) as problem+json too. */
+/**
+ * Fastify's own rejections as problem+json too: a malformed percent-encoding
+ * in the path (400), and a path parameter longer than the router takes —
+ * longer than any uid can be, so no record has it (404, like any unknown one).
+ */
 export function frameworkErrorHandler(error: Error, request: FastifyRequest, reply: FastifyReply): void {
   // The request's hooks never ran: set what they would have.
   reply.header('x-request-id', request.id);
   reply.headers(JSON_SECURITY_HEADERS);
-  void sendProblem(request, reply, toApiError(error));
+  const tooLong = (error as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH';
+  void sendProblem(request, reply, tooLong ? uidTooLong(request.url.split('?')[0] ?? '') : toApiError(error));
 }
 
 /** What Node's parser (or its request timers) rejected, as the problem the client gets. */
@@ -32,18 +38,57 @@ function parseRejection(error: NodeJS.ErrnoException): ApiError {
  * Requests Node cannot even parse (oversized headers, unknown methods, broken
  * framing) or that did not arrive in time never reach Fastify: answer them on
  * the socket, as problem+json with a request id (also logged) and the same
- * security headers as every other answer — when an answer is still possible,
- * i.e. nothing of a response was written yet.
+ * security headers as every other answer, then close the connection.
+ *
+ * Bad bytes after complete requests on the same connection (a stray space, a
+ * malformed pipelined request) do not cut those requests short: each already
+ * being handled gets its own answer first — a write may have been recorded,
+ * and a client that saw only the 400 would retry it as if nothing ran.
  */
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
+  // Node reports the parser's error again for every later chunk: the connection is answered once.
+  if (rejectedSockets.has(socket)) return;
+  rejectedSockets.add(socket);
   // A HEAD answer has no body, even when it is a rejection.
   const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-  answerOnSocket(this, socket, parseRejection(error), error.code ?? error.name, { isHead });
+  const answer = () => {
+    if (socket.writable) answerOnSocket(this, socket, parseRejection(error), error.code ?? error.name, { isHead });
+  };
+  afterAnswersInFlight(socket, answer);
+}
+
+const rejectedSockets = new WeakSet<Socket>();
+
+/**
+ * Runs `then` once every response Node has queued on the socket is sent.
+ * Node builds a request's response as soon as the request is parsed and
+ * sends pipelined ones in order (the next is attached to the socket when the
+ * one before finishes), so this waits for each in turn. A response whose
+ * request has not fully arrived is not waited for: the bad bytes are that
+ * request's own, and its handler cannot have run with a body it never got.
+ */
+function afterAnswersInFlight(socket: Socket, then: () => void): void {
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!inFlight || inFlight.writableFinished || !inFlight.req.complete) {
+    then();
+    return;
+  }
+  const next = () => {
+    inFlight.off('close', gone);
+    // Node's own 'finish' listener (added first) has attached the next pipelined response by now.
+    afterAnswersInFlight(socket, then);
+  };
+  const gone = () => {
+    inFlight.off('finish', next);
+    // The connection went away before the answer was sent: there is no one left to answer.
+    if (!inFlight.writableFinished) socket.destroy();
+  };
+  inFlight.once('finish', next);
+  inFlight.once('close', gone);
 }
 
 /**

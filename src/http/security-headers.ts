@@ -1,12 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { API_VERSION, API_VERSION_HEADER } from '../domain/api-version.js';
 
 // For JSON nothing may be loaded, framed or executed; HTML pages (API docs)
 // set their own policy.
 const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** What every answer carries, whatever produced it (a route, a hook, or the socket-level parser rejection). */
+/**
+ * What every answer carries, whatever produced it (a route, a hook, or the socket-level parser rejection):
+ * the security headers, and the API version that answered (docs/api.md "Versioning").
+ */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  [API_VERSION_HEADER]: API_VERSION,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',

@@ -1,4 +1,4 @@
-import packageJson from '../../package.json' with { type: 'json' };
+import { API_VERSION } from '../domain/api-version.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { RESOURCES } from '../resources/index.js';
 import type { JsonObject } from './json-schema.js';
@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from './openapi-document.js';
 
 /** The document this build of the service serves and commits as `openapi.json`. */
 export function lendingApiDocument(resources: readonly ResourceDefinition[] = RESOURCES): JsonObject {
-  return buildOpenApiDocument({ resources, version: packageJson.version });
+  return buildOpenApiDocument({ resources, version: API_VERSION });
 }
 
 /** The committed file's exact text: stable key order, two-space indent, final newline. */

@@ -2,20 +2,28 @@ import { type ErrorCode } from '../domain/errors.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
-import { capitalize, plural } from './plural.js';
+import { capitalize, plural, withArticle } from './plural.js';
 import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
+import { answerHeaderComponents, declareAnswerHeaders, declareMethodsNotAllowed } from './answer-headers.js';
 import { creditLimits } from '../resources/credit-limits.js';
 import { loans } from '../resources/loans.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
 
-/** Problems each operation can answer besides its 200. (Other methods get 405 on every path: see MethodNotAllowed.) */
-const LIST_ERRORS = ['invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+/**
+ * Problems each operation can answer besides its 200 (the methods a path does not serve answer 405: see
+ * declareMethodsNotAllowed). `bad_request`: a URL the router cannot read (malformed percent-encoding, a path
+ * parameter over its length limit, raw non-ASCII in the query).
+ */
+const LIST_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 /** A nested list also answers 404 when its parent record is not the caller's. */
 const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
 /** A record's URL takes no query parameters: one given is a 422 naming it. */
-const RETRIEVE_ERRORS = ['invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+
+/** The port `lending-api serve` listens on unless told otherwise (config.ts). */
+const DEFAULT_PORT = 3000;
 
 export interface OpenApiDocumentOptions {
   readonly resources: readonly ResourceDefinition[];
@@ -30,7 +38,9 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
 
 **Timestamps** are RFC 3339 in UTC with exactly six fractional digits. Filters accept RFC 3339 / ISO 8601 times with up to nine fractional digits (compared exactly at microsecond precision) or a bare date meaning the whole UTC day, and both ends of a range are inclusive.
 
-**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. Methods other than GET and HEAD answer 405 with an \`Allow\` header. Every response carries \`X-Request-Id\`.`;
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header naming those it does (\`GET, HEAD\` on the reads, \`POST\` on the writes). Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (see docs/api.md "Rate limits").
+
+**Versioning.** \`info.version\` is the API version, sent in every answer's \`API-Version\` header. Within a version changes are only additive (new paths, new optional parameters, new response fields, new error codes); a breaking change ships as a new version (docs/api.md "Versioning").`;
 
 /**
  * The OpenAPI 3.1 document of the API, built from the resource definitions
@@ -52,12 +62,20 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   if (loanSchemas) for (const [path, post] of Object.entries(loanWriteOperations(loans, creditLimits))) paths[path] = { ...paths[path], post };
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
-  paths['/api/openapi.json'] = { get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'application/json', { type: 'object' }) };
-  paths['/docs'] = { get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'text/html', { type: 'string' }) };
+  paths['/api/openapi.json'] = {
+    get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'The document of this API (what `openapi.json` in the repository holds). No authentication.', 'application/json', { type: 'object' }),
+  };
+  paths['/docs'] = {
+    get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string' }),
+  };
+  declareMethodsNotAllowed(paths);
+  const responses = problemResponses();
+  declareAnswerHeaders(paths, responses);
 
   return {
     openapi: '3.1.0',
     info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
+    servers: [{ url: `http://localhost:${DEFAULT_PORT}`, description: 'A local `lending-api serve` on its default port; use your installation\'s own origin.' }],
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
@@ -99,7 +117,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
             status: { const: 'ready' },
             database: { const: 'reachable' },
             role: { enum: ['primary', 'replica'], description: 'Whether this node reads the primary or a hot standby.' },
-            serves_limits: { type: 'boolean', description: 'Whether this node answers credit limits (always on a primary; on a standby only with REPLICA_LIMITS=sync).' },
+            serves_limits: { type: 'boolean', description: 'Whether this node answers credit limits (always on a primary; on a standby only while it is the synchronous standby: declared with REPLICA_LIMITS=sync, or named by Patroni with PATRONI_URL).' },
             lag_bytes: { type: ['number', 'null'], description: 'On a standby: WAL received but not yet applied, in bytes.' },
             lag_seconds: { type: ['number', 'null'], description: 'On a standby: how far behind the applied data is, in seconds (0 when caught up).' },
             wal_receiver: { type: ['string', 'null'], description: "On a standby: its WAL receiver's status (streaming while connected to the primary)." },
@@ -107,15 +125,11 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
           additionalProperties: false,
         },
       },
-      responses: problemResponses(),
+      responses,
       ...(ledger ? { parameters: ledger.parameters } : {}),
       headers: {
         ...ledger?.headers,
-        'X-Request-Id': {
-          description: "The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID.",
-          required: true,
-          schema: { type: 'string' },
-        },
+        ...answerHeaderComponents(),
         'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
         Link: {
           description: 'RFC 8288 links to the `next`, `prev` and `first` pages.',
@@ -138,7 +152,7 @@ function listOperation(resource: ResourceDefinition): JsonObject {
   return {
     operationId: `list${plural(resource.schemaName)}`,
     tags: [tagOf(resource)],
-    summary: parent ? `List a ${parent.name}'s ${plural(resource.name)}` : `List ${plural(resource.name)}`,
+    summary: parent ? `List ${withArticle(parent.name)}'s ${plural(resource.name)}` : `List ${plural(resource.name)}`,
     description: `${resource.description}\n\nFilters combine with AND; with none, every ${resource.name} ${scope} is listed, ordered by \`${resource.defaultOrdering}\` unless \`order_by\` says otherwise. An unknown or repeated parameter is a 422 naming it.`,
     parameters: parent ? [parentUidParameter(parent), ...listParameters(resource)] : listParameters(resource),
     responses: {
@@ -156,7 +170,7 @@ function retrieveOperation(resource: ResourceDefinition): JsonObject {
   return {
     operationId: `retrieve${resource.schemaName}`,
     tags: [tagOf(resource)],
-    summary: `Retrieve a ${resource.name}`,
+    summary: `Retrieve ${withArticle(resource.name)}`,
     description: `One ${resource.name} of your organization by its UID. The URL takes no query parameters (one given is a 422 naming it).`,
     parameters: [uidParameter(resource)],
     responses: {
@@ -205,11 +219,12 @@ function readyOperation(): JsonObject {
   };
 }
 
-function referenceOperation(operationId: string, summary: string, mediaType: string, schema: JsonObject): JsonObject {
+function referenceOperation(operationId: string, summary: string, description: string, mediaType: string, schema: JsonObject): JsonObject {
   return {
     operationId,
     tags: ['Reference'],
     summary,
+    description,
     security: [],
     responses: {
       200: {

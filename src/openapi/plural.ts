@@ -8,3 +8,8 @@ export function plural(word: string): string {
 export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/** `entity` → `an entity`, `credit limit` → `a credit limit` (by the first letter: the names are plain English nouns). */
+export function withArticle(noun: string): string {
+  return `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+}

@@ -24,7 +24,14 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
     'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: { type: 'integer', minimum: 0 } },
   },
   service_unavailable: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  overloaded: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  outcome_unknown: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
 };
+
+/** The headers a response shared by these codes carries: X-Request-Id and each code's own. */
+export function problemHeadersOf(codes: readonly ErrorCode[]): Record<string, JsonObject> {
+  return Object.assign({ 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, ...codes.map((code) => PROBLEM_HEADERS[code]));
+}
 
 const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
   invalid_parameter: {
@@ -102,7 +109,7 @@ function problemResponse(code: ErrorCode): JsonObject {
   const { status, title } = ERROR_CODES[code];
   return {
     description: `${title} (\`${code}\`)`,
-    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...PROBLEM_HEADERS[code] },
+    headers: problemHeadersOf([code]),
     content: {
       [PROBLEM_CONTENT_TYPE]: {
         schema: problemSchemaOf(code),
@@ -139,10 +146,9 @@ export function problemResponseOfCodes(codes: readonly ErrorCode[]): JsonObject 
   const [first] = codes;
   if (first === undefined) throw new Error('a problem response needs at least one code');
   if (codes.length === 1) return problemResponseRef(first);
-  const headers = Object.assign({ 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, ...codes.map((code) => PROBLEM_HEADERS[code]));
   return {
     description: codes.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join(', or '),
-    headers,
+    headers: problemHeadersOf(codes),
     content: { [PROBLEM_CONTENT_TYPE]: { schema: { oneOf: codes.map(problemSchemaOf) } } },
   };
 }
@@ -161,7 +167,7 @@ function problemSchemaOf(code: ErrorCode): JsonObject {
           code: { const: code },
           type: { const: problemType(code) },
           title: { const: title },
-          ...(requiresErrors ? { errors: { type: 'array', minItems: 1 } } : {}),
+          ...(requiresErrors ? { errors: { type: 'array', minItems: 1, items: schemaRef('ParamError') } } : {}),
         },
       },
     ],

@@ -3,11 +3,12 @@ import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
-import { codesByStatus, problemResponseRef } from './problem-responses.js';
+import { codesByStatus, problemHeadersOf, problemResponseRef } from './problem-responses.js';
 import { uidParameter } from './resource-schemas.js';
 
 /** Problems a write can answer besides its 201, grouped by status in the document. */
 export const WRITE_ERRORS = [
+  'bad_request',
   'invalid_json',
   'idempotency_key_missing',
   'idempotency_key_invalid',
@@ -71,6 +72,12 @@ function writeOperation(limits: ResourceDefinition, kind: LedgerKind): JsonObjec
   };
 }
 
+/**
+ * Refusals stored under the Idempotency-Key like a 201, and replayed with
+ * `Idempotent-Replayed: true` (src/http/record-write.ts STORED_REFUSALS).
+ */
+const REPLAYED_REFUSALS: readonly ErrorCode[] = ['insufficient_balance', 'repayment_exceeds_outstanding'];
+
 /** One response per status; a status several codes share lists them all. */
 export function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
   return Object.fromEntries(
@@ -81,7 +88,10 @@ export function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<stri
         status,
         {
           description: shared.map((code) => `${ERROR_CODES[code].title} (\`${code}\`)`).join('; '),
-          headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+          headers: {
+            ...problemHeadersOf(shared),
+            ...(shared.some((code) => REPLAYED_REFUSALS.includes(code)) ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+          },
           content: {
             [PROBLEM_CONTENT_TYPE]: {
               schema: { allOf: [schemaRef('Problem'), { type: 'object', properties: { status: { const: Number(status) }, code: { enum: shared } } }] },

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { contractCheckingEnv } from './response-contract-state.js';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/lending-api', import.meta.url));
@@ -10,11 +11,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Starts the real `bin/lending-api` with DATABASE_URL (and any `extraEnv`) set. */
+/**
+ * Starts the real `bin/lending-api` with DATABASE_URL (and any `extraEnv`) set. A command that serves
+ * checks its answers against openapi.json like every app of the tests (contractCheckingEnv).
+ */
 export function spawnCli(args: readonly string[], databaseUrl: string, extraEnv: Record<string, string> = {}): ChildProcessWithoutNullStreams {
+  const serves = args.includes('serve') || args.includes('--serve');
   return spawn(process.execPath, [BIN, ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, DEBUG: '', ...extraEnv },
+    env: { ...process.env, DATABASE_URL: databaseUrl, DEBUG: '', ...(serves ? contractCheckingEnv() : {}), ...extraEnv },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }

@@ -11,17 +11,38 @@ const DOCUMENT_ID = 'https://lending-api.test/openapi.json';
 /** Keywords of the OpenAPI 3.1 dialect that are not JSON Schema's. */
 const OPENAPI_KEYWORDS = ['discriminator', 'xml', 'externalDocs', 'example'];
 
+/** The methods an OpenAPI path item can declare; any other (PROPFIND, …) has no place in the document. */
+export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * Headers HTTP itself sends, which OpenAPI does not declare (the spec ignores
+ * a declared Content-Type: `content` says it).
+ */
+const TRANSPORT_HEADERS = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+
 export interface ContractViolation {
   readonly where: string;
   readonly message: string;
 }
 
+/** A response as any client saw it: inject's, a raw socket's, or fetch's. */
+export interface ObservedResponse {
+  readonly status: number;
+  readonly headers: Record<string, unknown>;
+  /** The body's text; undefined when it was not read (a stream, or a HEAD answer). */
+  readonly body: string | undefined;
+}
+
+export function observedOf(response: InjectResponse): ObservedResponse {
+  return { status: response.statusCode, headers: response.headers, body: response.body };
+}
+
 /**
  * Checks real responses against the OpenAPI document: that the status is
  * documented for the operation, the content type is the documented one, the
- * body matches the documented schema, and every required header is present
- * and valid. Schemas are compiled in Ajv's strict mode, so a keyword the
- * document misspells fails too.
+ * body matches the documented schema, every required header is present and
+ * valid, and every header sent is declared. Schemas are compiled in Ajv's
+ * strict mode, so a keyword the document misspells fails too.
  */
 export class OpenApiContract {
   readonly #document: JsonObject;
@@ -31,42 +52,60 @@ export class OpenApiContract {
     this.#document = document;
     this.#ajv = new Ajv2020({ strict: true, allErrors: true });
     addFormats(this.#ajv);
-    for (const keyword of [...OPENAPI_KEYWORDS, 'openapi', 'info', 'tags', 'security', 'paths', 'components', 'webhooks']) {
+    for (const keyword of [...OPENAPI_KEYWORDS, 'openapi', 'info', 'tags', 'security', 'paths', 'components', 'webhooks', 'servers']) {
       this.#ajv.addKeyword(keyword);
     }
     // The whole document is one schema resource, so `#/components/…` refs resolve.
     this.#ajv.addSchema({ ...document, $id: DOCUMENT_ID });
   }
 
+  /** Whether the document has this operation (e.g. `head`, `/api/methods/{uid}/`). */
+  hasOperation(pathTemplate: string, method: string): boolean {
+    return this.#resolve(`/paths/${escape(pathTemplate)}/${method.toLowerCase()}`) !== undefined;
+  }
+
   /** Violations of `response` as an answer to `method pathTemplate` (e.g. `GET /api/methods/{uid}/`). */
-  check(method: string, pathTemplate: string, response: InjectResponse): ContractViolation[] {
+  check(method: string, pathTemplate: string, response: InjectResponse | ObservedResponse): ContractViolation[] {
+    const given = 'statusCode' in response ? observedOf(response) : response;
+    // A HEAD answer has the headers of the GET (or of the refusal), and no body.
+    const observed = method.toLowerCase() === 'head' ? { ...given, body: undefined } : given;
     const operationPointer = `/paths/${escape(pathTemplate)}/${method.toLowerCase()}`;
     if (!this.#resolve(operationPointer)) return [{ where: operationPointer, message: 'operation is not documented' }];
-    const responsePointer = `${operationPointer}/responses/${response.statusCode}`;
-    if (!this.#resolve(responsePointer)) return [{ where: responsePointer, message: `status ${response.statusCode} is not documented` }];
-    return this.checkResponseObject(responsePointer, response);
+    const responses = this.#resolve(`${operationPointer}/responses`) as Record<string, unknown>;
+    const key = [String(observed.status), `${String(observed.status).charAt(0)}XX`, 'default'].find((candidate) => candidate in responses);
+    if (key === undefined) return [{ where: `${operationPointer}/responses`, message: `status ${observed.status} is not documented` }];
+    return this.checkResponseObject(`${operationPointer}/responses/${key}`, observed);
   }
 
   /** Violations against a response object by JSON pointer, e.g. `/components/responses/MethodNotAllowed`. */
-  checkResponseObject(pointer: string, response: InjectResponse): ContractViolation[] {
+  checkResponseObject(pointer: string, response: InjectResponse | ObservedResponse): ContractViolation[] {
+    const observed = 'statusCode' in response ? observedOf(response) : response;
     const { pointer: target, value } = this.#follow(pointer);
     const documented = value as { headers?: Record<string, JsonObject>; content?: Record<string, JsonObject> };
     const violations: ContractViolation[] = [];
 
-    const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+    const mediaType = String(observed.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
     const content = documented.content ?? {};
     if (!(mediaType in content)) {
-      violations.push({ where: target, message: `content type '${mediaType}' is not one of ${Object.keys(content).join(', ')}` });
-    } else {
+      if (mediaType !== '' || Object.keys(content).length > 0) {
+        violations.push({ where: target, message: `content type '${mediaType}' is not one of ${Object.keys(content).join(', ')}` });
+      }
+    } else if (observed.body !== undefined) {
       const validate = this.#ajv.getSchema(`${DOCUMENT_ID}#${target}/content/${escape(mediaType)}/schema`);
       if (!validate) throw new Error(`no schema at ${target}`);
-      const body: unknown = /[/+]json$/.test(mediaType) ? response.json() : response.body;
+      const body: unknown = /[/+]json$/.test(mediaType) ? parseJson(observed.body) : observed.body;
       if (!validate(body)) violations.push(...describe(`${target} body`, validate.errors));
     }
 
+    const declared = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()));
+    for (const name of Object.keys(observed.headers)) {
+      if (!declared.has(name.toLowerCase()) && !TRANSPORT_HEADERS.has(name.toLowerCase())) {
+        violations.push({ where: `${target}/headers`, message: `header ${name} was sent but is not declared` });
+      }
+    }
     for (const [name, header] of Object.entries(documented.headers ?? {})) {
       const { pointer: headerPointer, value: headerObject } = this.#follow(`${target}/headers/${escape(name)}`);
-      const raw = response.headers[name.toLowerCase()];
+      const raw = observed.headers[name.toLowerCase()];
       if (raw === undefined) {
         if ((headerObject as { required?: boolean }).required) violations.push({ where: headerPointer, message: `required header ${name} is missing` });
         continue;
@@ -98,6 +137,14 @@ export class OpenApiContract {
       value = (value as Record<string, unknown>)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
     }
     return value;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { notJson: text.slice(0, 200) };
   }
 }
 

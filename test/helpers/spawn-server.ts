@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { contractCheckingEnv } from './response-contract-state.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/lending-api');
 
@@ -16,7 +17,7 @@ export interface SpawnedServer {
 /** Runs `bin/lending-api serve …` as a real process and waits until it listens. */
 export async function spawnServer(args: string[], env: Record<string, string>, startupMs = 60_000): Promise<SpawnedServer> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...contractCheckingEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -34,6 +34,8 @@ async function sendKeyEverywhere(app: FastifyInstance, orgUid: string, key: stri
     { 'x-request-id': key },
     { 'x-request-id': `trace-${key}` },
     { 'x-request-id': key.toUpperCase() },
+    { 'x-request-id': key.slice('lak_'.length) },
+    { 'x-request-id': `trace-${key.slice('lak_'.length)}` },
     { authorization: basicAuthorization(orgUid, key) },
     { authorization: `Bearer ${key}` },
     { 'user-agent': key, 'x-forwarded-for': key, cookie: `session=${key}` },
@@ -87,7 +89,8 @@ describeEachStore('API keys never reach the log', (store) => {
     const app = await buildApp({ store: store() });
     try {
       const tenant = await createTenant(store());
-      for (const given of [tenant.apiKey, `id-${tenant.apiKey}`, 'LAK_0123456789abcdef_x', 'lak_short']) {
+      const withoutPrefix = tenant.apiKey.slice('lak_'.length);
+      for (const given of [tenant.apiKey, `id-${tenant.apiKey}`, 'LAK_0123456789abcdef_x', 'lak_short', withoutPrefix, `id-${withoutPrefix}`, withoutPrefix.toUpperCase()]) {
         const response = await app.inject({ url: '/healthz', headers: { 'x-request-id': given } });
         expect(response.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       }

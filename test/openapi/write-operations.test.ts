@@ -27,7 +27,7 @@ describe('the OpenAPI document of the writes', () => {
       const codesOf = (status: string) => operation?.responses[status]?.content?.['application/problem+json']?.schema.allOf?.[1]?.properties?.code?.enum;
       expect(codesOf('409')).toEqual(['insufficient_balance', 'repayment_exceeds_outstanding']);
       expect(codesOf('422')).toEqual(['invalid_body', 'idempotency_key_reused']);
-      expect(codesOf('400')).toEqual(['invalid_json', 'idempotency_key_missing', 'idempotency_key_invalid']);
+      expect(codesOf('400')).toEqual(['bad_request', 'invalid_json', 'idempotency_key_missing', 'idempotency_key_invalid']);
       expect(operation?.responses['403']).toEqual({ $ref: '#/components/responses/InsufficientScope' });
     });
   }

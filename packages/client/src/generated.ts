@@ -496,7 +496,7 @@ export interface Readiness {
    */
   role?: 'primary' | 'replica';
   /**
-   * Whether this node answers credit limits (always on a primary; on a standby only with REPLICA_LIMITS=sync).
+   * Whether this node answers credit limits (always on a primary; on a standby only while it is the synchronous standby: declared with REPLICA_LIMITS=sync, or named by Patroni with PATRONI_URL).
    */
   serves_limits?: boolean;
   /**

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
+import { parseRawResponse, type RawResponse } from '../helpers/raw-http.js';
+import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { createTenant, type Tenant } from '../helpers/tenants.js';
+import { ledgerState } from '../helpers/writes.js';
+
+/** Sends `bytes` on one connection and resolves with everything the server sent until it closed it. */
+function exchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server did not close the connection; got ${JSON.stringify(text.slice(0, 400))}`));
+    }, 30_000);
+    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+    socket.on('error', () => {});
+    socket.write(bytes);
+  });
+}
+
+/** The responses in `text`, in order; the first one has no body when it answers a HEAD. */
+function responsesIn(text: string, firstIsHead: boolean): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = text;
+  for (let i = 0; i < 10 && rest.length > 0; i += 1) {
+    const response = parseRawResponse(rest);
+    const headEnd = rest.indexOf('\r\n\r\n') + 4;
+    const bodyLength = i === 0 && firstIsHead ? 0 : Number(response.headers['content-length'] ?? 0);
+    responses.push(i === 0 && firstIsHead ? { ...response, body: '' } : response);
+    rest = rest.slice(headEnd + bodyLength);
+  }
+  return responses;
+}
+
+// What follows a request on its connection: a stray space, and a pipelined request Node cannot parse.
+const STRAY_BYTES = [' ', 'FOO /api/limits/ HTTP/1.1\r\nHost: x\r\n\r\n'];
+
+describeEachStore('a request already being handled is answered before bad bytes after it on the connection', (store) => {
+  const routes: RouteOptions[] = [];
+  let app: FastifyInstance;
+  let port: number;
+  let writer: Tenant;
+  const uidFor = new Map<string, string>();
+
+  beforeAll(async () => {
+    writer = await createTenant(store(), 'Writer', 'write');
+    const limit = creditLimit({ capacity: '1000000.00', outstanding: '0.00' });
+    const method = paymentMethod();
+    await insertCreditLimits(store(), writer.org.id, [limit]);
+    await insertPaymentMethods(store(), writer.org.id, [method]);
+    uidFor.set('limits', limit.uid).set('methods', method.uid);
+    app = await buildApp({ store: store(), onRoute: (route) => void routes.push(route) });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  /** A concrete URL for a route: a record of this tenant's for `:uid` (by the collection it is under). */
+  const concrete = (url: string) =>
+    url.replace(/\/api\/(\w+)\/:uid/, (_whole, collection: string) => `/api/${collection}/${uidFor.get(collection) ?? 'x1'}`).replace(/\*/g, 'index.html');
+
+  async function entriesWithId(entryId: string): Promise<number> {
+    const [row] = await store().query<{ count: string }>(`SELECT count(*)::text AS count FROM ledger_entries WHERE org_id = $1 AND id = $2`, [writer.org.id, entryId]);
+    return Number(row?.count ?? 0);
+  }
+
+  it('delivers every route’s own answer, then 400 for the bad bytes, then closes', async () => {
+    const served = routes.filter((route) => !route.config?.answersMethodNotAllowed).flatMap((route) => [route.method].flat().map((method) => ({ method, url: concrete(route.url) })));
+    // Drawdowns before repayments: each repayment has a drawdown to repay.
+    const writes = served.filter((route) => route.method === 'POST').sort((a, b) => a.url.localeCompare(b.url));
+    const reads = served.filter((route) => route.method === 'GET' || route.method === 'HEAD');
+    // The SPEC's write and read paths must be among them.
+    expect(writes.map((route) => route.url).sort()).toEqual([`/api/limits/${uidFor.get('limits')}/drawdowns/`, `/api/limits/${uidFor.get('limits')}/repayments/`]);
+    expect(reads.map((route) => route.url)).toEqual(expect.arrayContaining(['/healthz', '/readyz', '/api/limits/', `/api/methods/${uidFor.get('methods')}/`]));
+
+    for (const stray of STRAY_BYTES) {
+      for (const { method, url } of writes) {
+        const idempotencyKey = randomUUID();
+        const before = await ledgerState(store(), writer.org.id, uidFor.get('limits') ?? '');
+        const body = JSON.stringify({ amount: '1.00' });
+        const request =
+          `${method} ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: ${writer.authorization}\r\nIdempotency-Key: ${idempotencyKey}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+        const [answer, rejection, ...more] = responsesIn(await exchange(port, request + stray), false);
+        const what = `${method} ${url} followed by ${JSON.stringify(stray)}`;
+        expect(answer?.status, what).toBe(201);
+        const entry = (JSON.parse(answer?.body ?? '{}') as { entry?: { id: string; amount: number } }).entry;
+        expect(entry?.amount, what).toBe(1);
+        expectProblemWithIdAndHeaders(rejection ?? { status: 0, headers: {}, body: '' }, 400);
+        expect(rejection?.headers.connection, what).toBe('close');
+        expect(more, what).toEqual([]);
+        // Recorded exactly once: the client has its 201 and has no reason to send it again.
+        expect(await entriesWithId(entry?.id ?? ''), what).toBe(1);
+        expect((await ledgerState(store(), writer.org.id, uidFor.get('limits') ?? '')).entries, what).toBe(before.entries + 1);
+      }
+      for (const { method, url } of reads) {
+        const request = `${method} ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: ${writer.authorization}\r\n\r\n`;
+        const [alone] = responsesIn(await exchange(port, request.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n')), method === 'HEAD');
+        const [answer, rejection, ...more] = responsesIn(await exchange(port, request + stray), method === 'HEAD');
+        const what = `${method} ${url} followed by ${JSON.stringify(stray)}`;
+        // The route's own answer, as it is without the bad bytes.
+        expect(alone?.status, what).not.toBe(400);
+        expect(answer?.status, what).toBe(alone?.status);
+        if (/^\/api\/(limits|methods)\//.test(url)) expect(answer?.status, what).toBe(200);
+        expect(answer?.headers['x-request-id'], what).not.toBe(rejection?.headers['x-request-id']);
+        expect(rejection?.status, what).toBe(400);
+        expect(rejection?.headers.connection, what).toBe('close');
+        expect(more, what).toEqual([]);
+      }
+    }
+  });
+});
