@@ -94,6 +94,12 @@ export interface FieldDefinition {
   readonly enum?: readonly string[];
   /** The column may be NULL: the field is then `null` (e.g. an entry's key_id when no key wrote it). */
   readonly nullable?: boolean;
+  /**
+   * Added to a collection after the current API version was released: always
+   * sent, but not `required` in the OpenAPI schema, so a client validating
+   * against the released document keeps working (docs/api.md "Versioning").
+   */
+  readonly addedWithinVersion?: boolean;
 }
 
 export interface FilterDefinition {

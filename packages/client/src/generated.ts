@@ -213,7 +213,7 @@ export interface LedgerEntry {
   /**
    * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
    */
-  loan: string | null;
+  loan?: string | null;
   /**
    * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
    */
