@@ -290,7 +290,7 @@ async function runWriteScenarios(store: PostgresStore, service: RunningService, 
       for (const connections of connectionCounts) {
         log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service`);
         const measured = await measureProcess(service, (secs) =>
-          generator.drive({ url: service.url, headers: { authorization }, nextPath: scenario.nextPath, connections, seconds: secs, postBody: DRAWDOWN_BODY }),
+          generator.drive({ url: service.url, headers: { authorization }, nextPath: scenario.nextPath, connections, seconds: secs, postBody: scenario.postBody ?? DRAWDOWN_BODY }),
         );
         rows.push({ id: scenario.id, title: scenario.title, connections, service: measured, targets: targetsOf(scenario.id, measured) });
       }
@@ -417,7 +417,7 @@ function printTable(rows: readonly Row[], peakRss: PeakRss, settings: string, st
   const lines = [
     `Scale ${spec.scale} (seed ${spec.seed}), ${seconds} s per measurement after ${warmup} s of warm-up${rounds > 1 ? `, reads: ${rounds} rounds of service and bare handler in turn, medians` : ''}, load generator ${generator.description}, service LOG_LEVEL=${args['log-level']}, Node ${process.version}, ${settings}.`,
     `CPU µs/req: the serving process's user + system CPU time during the measured load (/proc/<pid>/stat) per request answered. Bare: a Fastify handler running the same list-engine call with no auth, hooks, logging or metrics (bench/bare-server.ts).`,
-    `Writes (w…): POST drawdowns of 1.00, each with a fresh Idempotency-Key, on the organization ${WRITES_ORG_UID} (limits no run can spend); failures are counted by status.`,
+    `Writes (w…): POST drawdowns of 1.00, each with a fresh Idempotency-Key, on the organization ${WRITES_ORG_UID} (limits no run can spend); (l1) creates loans of 1.00 on w2's limit instead (the loan, its drawdown entry, the limit moved); failures are counted by status.`,
     '',
     '| scenario | conns | service req/s | p50 ms | p99 ms | service CPU µs/req | bare req/s | bare CPU µs/req | service/bare | ceiling req/s | targets | met |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',

@@ -28,7 +28,14 @@ export interface WriteScenario {
   readonly title: string;
   /** Path of the next request; called once per request (wrk: 20,000 times, then cycled). */
   nextPath(): string;
+  /** The body of every request; DRAWDOWN_BODY when absent. */
+  readonly postBody?: string;
 }
+
+/** The hot limit's payment method: loan creations (l1) pay out to it. */
+export const HOT_METHOD_UID = 'pm_bench_hot';
+/** A loan of 1.00 on the hot limit: the same money as a w2 drawdown, through POST /api/loans/. */
+export const LOAN_BODY = JSON.stringify({ credit_limit: HOT_LIMIT_UID, payment_method: HOT_METHOD_UID, principal: '1.00' });
 
 export function writeScenarios(spec: DatasetSpec): WriteScenario[] {
   const random = mulberry32(spec.seed ^ 0x3717e5);
@@ -39,6 +46,8 @@ export function writeScenarios(spec: DatasetSpec): WriteScenario[] {
       nextPath: () => `/api/limits/${spreadLimitUid(Math.floor(random() * SPREAD_LIMITS))}/drawdowns/`,
     },
     { id: 'w2', title: 'drawdowns on one hot limit', nextPath: () => `/api/limits/${HOT_LIMIT_UID}/drawdowns/` },
+    // Beside w2: each request creates a loan (a row of loans) and draws its principal on the same hot limit.
+    { id: 'l1', title: 'loan creations on one hot limit', nextPath: () => '/api/loans/', postBody: LOAN_BODY },
   ];
 }
 
@@ -48,7 +57,7 @@ function spreadLimitUid(k: number): string {
 
 /** Creates `bench_writes` and its limits unless they exist (a second run reuses them, drawn a little further). */
 export async function ensureWriteLimits(store: Store): Promise<void> {
-  if (await findOrganization(store, WRITES_ORG_UID)) return;
+  if (await findOrganization(store, WRITES_ORG_UID)) return ensureLoanMethod(store);
   await createOrganization(store, 'Bench writes', WRITES_ORG_UID);
   const entity = (uid: string) => `${JSON.stringify({ object: 'entity', uid, name: `Borrower ${uid}`, country: 'US' })}\n`;
   const limit = (uid: string, entityUid: string) =>
@@ -56,4 +65,11 @@ export async function ensureWriteLimits(store: Store): Promise<void> {
   const lines = [entity('ent_bench_w_hot'), limit(HOT_LIMIT_UID, 'ent_bench_w_hot')];
   for (let k = 0; k < SPREAD_LIMITS; k++) lines.push(entity(`ent_bench_w_${k}`), limit(spreadLimitUid(k), `ent_bench_w_${k}`));
   await importJsonl(store, WRITES_ORG_UID, Readable.from(lines));
+  await ensureLoanMethod(store);
+}
+
+/** The hot limit's payment method (upserted by the import: also on a dataset made before loans existed). */
+async function ensureLoanMethod(store: Store): Promise<void> {
+  const method = { object: 'payment_method', uid: HOT_METHOD_UID, entity: 'ent_bench_w_hot', type: 'ACH', currency: 'USD', last_2: '00' };
+  await importJsonl(store, WRITES_ORG_UID, Readable.from([`${JSON.stringify(method)}\n`]));
 }

@@ -1,20 +1,22 @@
 /**
- * Before creating a loan: find where to pay the money out and check that the
- * entity's credit limit can take it; then record the drawdown on that limit.
+ * Create a loan: find where to pay the money out, check that the entity's
+ * credit limit can take it, then create the loan on that limit (the service
+ * draws its principal in the same transaction, and refuses with 409 if the
+ * balance went meanwhile).
  *
  *   LENDING_API_KEY=<write key> npm run example:prepare-loan -- --entity ent_demo_03 --currency USD --amount 5000 --loan loan-17
  *
- * `--loan` names the loan: it is the drawdown's reference and its
- * Idempotency-Key, so running the command again for the same loan (after a
- * crash, a timeout, a lost answer) draws once: a run first looks for the
- * loan's drawdown among the entity's limits in that currency, and if an
- * earlier run recorded it, says so (ALREADY DRAWN) and draws nothing.
- * Without it a fresh loan id is made up and printed. `--check-only` decides and records nothing (a read key
- * is enough for that).
+ * `--loan` is your id for the loan: its reference and its Idempotency-Key,
+ * so running the command again for the same loan (after a crash, a timeout,
+ * a lost answer) lends once: a run first looks for a loan with that
+ * reference among the entity's loans in that currency, and if an earlier run
+ * created it, says so (ALREADY LENT) and lends nothing. Without it a fresh id
+ * is made up and printed. `--check-only` decides and creates nothing (a read
+ * key is enough for that).
  *
  * Reads LENDING_API_URL (default http://127.0.0.1:3000), LENDING_API_ORG
  * (default org_demo) and LENDING_API_KEY, or the flags --url, --org, --key.
- * Exits 0 when the loan can go ahead (and was drawn) or was drawn before, 2 when it cannot, 1 on an error.
+ * Exits 0 when the loan can go ahead (and was created) or was created before, 2 when it cannot, 1 on an error.
  */
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
@@ -23,8 +25,8 @@ import {
   LendingApiError,
   LendingClient,
   type CreditLimit,
-  type LedgerEntry,
-  type LedgerWriteResult,
+  type Loan,
+  type LoanCreated,
   type PaymentMethod,
   type RetryEvent,
 } from 'lending-api-client';
@@ -93,58 +95,47 @@ export async function prepareLoan(client: LendingClient, request: LoanRequest): 
   return { ready: true, request: normalized, paymentMethod, creditLimit, balanceAfter: (balanceCents - amountCents) / 100 };
 }
 
-/** How far back an earlier run's drawdown is looked for: the 24 hours the service remembers an Idempotency-Key. */
-export const LOAN_LOOKBACK_MS = 24 * 60 * 60 * 1000;
-
-export interface EarlierDrawdown {
-  readonly entry: LedgerEntry;
-  /** The limit as it is now. */
+export interface EarlierLoan {
+  readonly loan: Loan;
+  /** Its credit limit as it is now. */
   readonly limit: CreditLimit;
 }
 
 /**
- * The drawdown an earlier run recorded for `loanId` (its reference) on one
- * of the entity's limits in the currency, within the last 24 hours, or
- * undefined. A rerun must not decide afresh: the balance it would see
- * already has this loan taken from it.
+ * The loan an earlier run created for `loanId` (its reference) for the
+ * entity in the currency, or undefined. A rerun must not decide afresh: the
+ * balance it would see already has this loan taken from it.
  */
-export async function findLoanDrawdown(
-  client: LendingClient,
-  request: Omit<LoanRequest, 'amount'>,
-  loanId: string,
-  now: Date = new Date(),
-): Promise<EarlierDrawdown | undefined> {
-  const currency = request.currency.toUpperCase();
-  const since = new Date(now.getTime() - LOAN_LOOKBACK_MS).toISOString();
-  for await (const limit of client.creditLimits.listAll({ entity: request.entity })) {
-    if (limit.currency !== currency) continue;
-    for await (const entry of client.creditLimits.entries(limit.uid).listAll({ created_from: since })) {
-      if (entry.kind === 'drawdown' && entry.reference === loanId) return { entry, limit };
-    }
+export async function findLoan(client: LendingClient, request: Omit<LoanRequest, 'amount'>, loanId: string): Promise<EarlierLoan | undefined> {
+  for await (const loan of client.loans.listAll({ entity: request.entity, currency: request.currency.toUpperCase() })) {
+    if (loan.reference === loanId) return { loan, limit: await client.creditLimits.retrieve(loan.credit_limit) };
   }
   return undefined;
 }
 
-export function describeEarlierDrawdown({ entry, limit }: EarlierDrawdown): string {
+export function describeEarlierLoan({ loan, limit }: EarlierLoan): string {
   return (
-    `ALREADY DRAWN ${entry.id} (loan ${entry.reference ?? '—'}) of ${money(Math.round(entry.amount * 100))} ${limit.currency}, recorded ${entry.created_at}: ` +
-    `nothing drawn now; ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`
+    `ALREADY LENT ${loan.uid} (loan ${loan.reference ?? '—'}) of ${money(Math.round(loan.principal * 100))} ${loan.currency}, created ${loan.created_at}: ` +
+    `nothing lent now; ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`
   );
 }
 
 /**
- * Records the loan as a drawdown on the limit `prepareLoan` chose. The loan
- * id is the Idempotency-Key: the SDK sends it on each of its own retries, and
- * a second run for the same loan is answered from the first, so the limit is
- * drawn once. A balance spent meanwhile by someone else is a 409
- * `insufficient_balance` (a `LendingApiError`), and nothing is drawn.
+ * Creates the loan on the limit `prepareLoan` chose, paid out to the method
+ * it chose. The loan id is the Idempotency-Key: the SDK sends it on each of
+ * its own retries, and a second run for the same loan is answered from the
+ * first, so one loan is made. A balance spent meanwhile by someone else is a
+ * 409 `insufficient_balance` (a `LendingApiError`), and nothing is lent.
  */
-export function recordDrawdown(client: LendingClient, decision: LoanDecision & { ready: true }, loanId: string): Promise<LedgerWriteResult> {
-  return client.creditLimits.draw(decision.creditLimit.uid, { amount: decision.request.amount, reference: loanId }, { idempotencyKey: loanId });
+export function createLoan(client: LendingClient, decision: LoanDecision & { ready: true }, loanId: string): Promise<LoanCreated> {
+  return client.loans.create(
+    { credit_limit: decision.creditLimit.uid, payment_method: decision.paymentMethod.uid, principal: decision.request.amount, reference: loanId },
+    { idempotencyKey: loanId },
+  );
 }
 
-export function describeDrawdown({ entry, limit }: LedgerWriteResult): string {
-  return `DRAWN     ${entry.id} (loan ${entry.reference ?? '—'}): ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`;
+export function describeLoan({ loan, limit }: LoanCreated): string {
+  return `LENT      ${loan.uid} (loan ${loan.reference ?? '—'}): ${limit.uid} has ${money(Math.round(limit.balance * 100))} ${limit.currency} left`;
 }
 
 export function describeDecision(decision: LoanDecision): string {
@@ -159,7 +150,7 @@ export function describeDecision(decision: LoanDecision): string {
   ].join('\n');
 }
 
-/** The line printed (to stderr) before the client waits to retry a 429 or 503, or a drawdown that got no answer. */
+/** The line printed (to stderr) before the client waits to retry a 429 or 503, or a loan creation that got no answer. */
 export function describeRetry({ attempt, delayMs, error }: RetryEvent): string {
   const what = error instanceof LendingApiError ? `${error.detail} (${error.code}, HTTP ${error.status})` : `no answer (${error.message})`;
   return `prepare-loan: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1})`;
@@ -206,16 +197,16 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     baseUrl: values.url ?? env.LENDING_API_URL ?? 'http://127.0.0.1:3000',
     organizationId: values.org ?? env.LENDING_API_ORG ?? 'org_demo',
     apiKey,
-    // Rate limited, the database briefly away, a drawdown's answer lost: say so instead of waiting in silence.
+    // Rate limited, the database briefly away, a loan's answer lost: say so instead of waiting in silence.
     onRetry: (event) => console.error(describeRetry(event)),
   });
   if (values.loan !== undefined) {
-    const earlier = await findLoanDrawdown(client, { entity, currency }, values.loan);
+    const earlier = await findLoan(client, { entity, currency }, values.loan);
     if (earlier) {
-      if (Math.round(earlier.entry.amount * 100) !== toCents(amount)) {
-        throw new UsageError(`loan ${values.loan} was drawn earlier for ${money(Math.round(earlier.entry.amount * 100))} ${earlier.limit.currency} (${earlier.entry.id}), not ${money(toCents(amount))}; a different loan needs its own --loan`);
+      if (Math.round(earlier.loan.principal * 100) !== toCents(amount)) {
+        throw new UsageError(`loan ${values.loan} was created earlier for ${money(Math.round(earlier.loan.principal * 100))} ${earlier.loan.currency} (${earlier.loan.uid}), not ${money(toCents(amount))}; a different loan needs its own --loan`);
       }
-      console.log(values.json ? JSON.stringify({ already_drawn: earlier }, null, 2) : describeEarlierDrawdown(earlier));
+      console.log(values.json ? JSON.stringify({ already_lent: earlier }, null, 2) : describeEarlierLoan(earlier));
       return 0;
     }
   }
@@ -225,8 +216,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     return decision.ready ? 0 : 2;
   }
   const loanId = values.loan ?? `loan-${randomUUID()}`;
-  const drawdown = await recordDrawdown(client, decision, loanId);
-  console.log(values.json ? JSON.stringify({ ...decision, drawdown }, null, 2) : `${describeDecision(decision)}\n${describeDrawdown(drawdown)}`);
+  const created = await createLoan(client, decision, loanId);
+  console.log(values.json ? JSON.stringify({ ...decision, created }, null, 2) : `${describeDecision(decision)}\n${describeLoan(created)}`);
   return 0;
 }
 

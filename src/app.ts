@@ -32,6 +32,7 @@ import { rejectRepeatedHeaders } from './http/repeated-headers.js';
 import { refuseContentCoding } from './http/content-coding.js';
 import { MAX_ENCODED_PARAM_LENGTH, refuseImpossibleUids } from './http/record-uid-length.js';
 import { creditLimits } from './resources/credit-limits.js';
+import { loans } from './resources/loans.js';
 
 export interface AppOptions {
   store: Store;
@@ -158,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     role,
     limits: creditLimits,
+    loans,
     authCache,
     idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
     databaseOf,

@@ -5,29 +5,15 @@
 export const DEMO_ORG_UID = 'org_demo';
 export const DEMO_ORG_NAME = 'Demo Lender';
 
-export type DemoLine =
-  | { object: 'entity'; uid: string; name: string; country: string; created_at: string; updated_at: string }
-  | {
-      object: 'payment_method';
-      uid: string;
-      entity: string;
-      type: string;
-      currency: string;
-      account_number: string;
-      created_at: string;
-      updated_at: string;
-    }
-  | {
-      object: 'credit_limit';
-      uid: string;
-      entity: string;
-      currency: string;
-      capacity: string;
-      rate: string;
-      created_at: string;
-      updated_at: string;
-    }
-  | { object: 'drawdown' | 'repayment'; id: string; limit: string; amount: string; at: string };
+/**
+ * One import line: its `object` (any importable collection's, or a ledger
+ * kind) and its fields. The import validates it by the collection's
+ * definition, so a new collection's demo lines need no change here.
+ */
+export interface DemoLine {
+  readonly object: string;
+  readonly [field: string]: string;
+}
 
 const TYPES_BY_CURRENCY: Record<string, string[]> = {
   USD: ['ACH', 'WIRE', 'CARD'],
@@ -41,6 +27,7 @@ const ENTITY_COUNTRIES = ['US', 'GB', 'DE', 'FR', 'NL', 'IE'];
 
 export function demoLines(): DemoLine[] {
   const lines: DemoLine[] = [];
+  const loans: DemoLine[] = [];
   const base = Date.UTC(2025, 0, 6, 9, 0, 0);
   let n = 0;
   for (let e = 1; e <= ENTITIES; e += 1) {
@@ -84,6 +71,21 @@ export function demoLines(): DemoLine[] {
         created_at: timestamp(base + e * 51_000_000, e * 31_337),
         updated_at: timestamp(base + e * 51_000_000, e * 31_337),
       });
+      // A loan on every other limit, paid out to the entity's first method in its currency.
+      const method = lines.find((line) => line.object === 'payment_method' && line.entity === entity && line.currency === currency);
+      if (method && e % 2 === 1) {
+        const principal = Math.round(capacity * 0.05);
+        loans.push({
+          object: 'loan',
+          uid: `ln_demo_${String(loans.length + 1).padStart(2, '0')}`,
+          credit_limit: limitUid,
+          payment_method: method.uid ?? '',
+          principal: `${principal}.00`,
+          repaid: e % 3 === 0 ? `${principal}.00` : `${Math.round(principal / 5)}.00`,
+          reference: `demo-loan-${e}-${currency.toLowerCase()}`,
+          created_at: timestamp(base + 100 * 86_400_000 + e * 3_600_000, e * 13),
+        });
+      }
       if (e % 4 !== 0) {
         const drawn = Math.round(capacity * (0.1 + (e % 5) * 0.15));
         lines.push({ object: 'drawdown', id: `dd_${limitUid}`, limit: limitUid, amount: `${drawn}.00`, at: timestamp(base + 90 * 86_400_000 + e * 3_600_000, e) });
@@ -93,7 +95,8 @@ export function demoLines(): DemoLine[] {
       }
     }
   }
-  return lines;
+  // After every limit's own ledger lines: the loans draw on what they left.
+  return [...lines, ...loans];
 }
 
 /** An RFC 3339 time with microseconds, from milliseconds plus extra microseconds. */

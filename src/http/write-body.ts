@@ -26,8 +26,23 @@ const DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?
  * text, never through a binary float (same rule as the import).
  */
 export function parseWriteBody(raw: string | undefined, nowMs: number = Date.now()): WriteBody {
+  const body = parseBodyObject(raw, 'amount', '{"amount": "1200.00"}');
+  const errors: ParamError[] = refuseUnknownMembers(body, WRITE_BODY_MEMBERS);
+  const amount = amountOf(body.amount, errors);
+  const at = atOf(body.at, nowMs, errors);
+  const reference = referenceOf(body.reference, errors);
+  if (errors.length > 0 || amount === undefined) throw ApiError.invalidBody(errors);
+  return { amount, ...(at === undefined ? {} : { at }), ...(reference === undefined ? {} : { reference }) };
+}
+
+/**
+ * A write's body as a JSON object whose numbers keep their source text
+ * (lossless). Empty: a 422 naming `required`; malformed: a 400 invalid_json;
+ * not an object: a 422 showing `example`.
+ */
+export function parseBodyObject(raw: string | undefined, required: string, example: string): Record<string, unknown> {
   const text = raw ?? '';
-  if (text.trim() === '') throw ApiError.invalidBody([{ param: 'amount', detail: 'amount is required (the body is empty)' }]);
+  if (text.trim() === '') throw ApiError.invalidBody([{ param: required, detail: `${required} is required (the body is empty)` }]);
   let exact: unknown;
   try {
     JSON.parse(text);
@@ -36,35 +51,32 @@ export function parseWriteBody(raw: string | undefined, nowMs: number = Date.now
     throw new ApiError('invalid_json', `the body is not well-formed JSON: ${jsonErrorReason(error)}`);
   }
   if (typeof exact !== 'object' || exact === null || Array.isArray(exact)) {
-    throw ApiError.invalidBody([{ param: 'body', detail: 'the body must be a JSON object such as {"amount": "1200.00"}' }]);
+    throw ApiError.invalidBody([{ param: 'body', detail: `the body must be a JSON object such as ${example}` }]);
   }
-  const body = exact as Record<string, unknown>;
-  const errors: ParamError[] = [];
-  for (const member of Object.keys(body)) {
-    if (!(WRITE_BODY_MEMBERS as readonly string[]).includes(member)) {
-      errors.push({ param: member, detail: `${quote(member)} is not a member of this body; it accepts ${WRITE_BODY_MEMBERS.join(', ')}` });
-    }
-  }
-  const amount = amountOf(body.amount, errors);
-  const at = atOf(body.at, nowMs, errors);
-  const reference = referenceOf(body.reference, errors);
-  if (errors.length > 0 || amount === undefined) throw ApiError.invalidBody(errors);
-  return { amount, ...(at === undefined ? {} : { at }), ...(reference === undefined ? {} : { reference }) };
+  return exact as Record<string, unknown>;
 }
 
-function amountOf(value: unknown, errors: ParamError[]): string | undefined {
+/** One error per member the body does not accept. */
+export function refuseUnknownMembers(body: Record<string, unknown>, accepted: readonly string[]): ParamError[] {
+  return Object.keys(body)
+    .filter((member) => !accepted.includes(member))
+    .map((member) => ({ param: member, detail: `${quote(member)} is not a member of this body; it accepts ${accepted.join(', ')}` }));
+}
+
+/** A required amount (`name`: amount, principal) in canonical form, or an error pushed naming it. */
+export function amountOf(value: unknown, errors: ParamError[], name = 'amount'): string | undefined {
   if (value === undefined) {
-    errors.push({ param: 'amount', detail: 'amount is required' });
+    errors.push({ param: name, detail: `${name} is required` });
     return undefined;
   }
   const text = isLosslessNumber(value) ? value.value : typeof value === 'string' ? value : undefined;
   if (text === undefined) {
-    errors.push({ param: 'amount', detail: `amount must be a decimal number or string such as "1200.50", got ${typeName(value)}` });
+    errors.push({ param: name, detail: `${name} must be a decimal number or string such as "1200.50", got ${typeName(value)}` });
     return undefined;
   }
   const parsed = parseAmount(text);
   if (!parsed.ok) {
-    errors.push({ param: 'amount', detail: `amount ${parsed.reason}, got ${quote(text)}` });
+    errors.push({ param: name, detail: `${name} ${parsed.reason}, got ${quote(text)}` });
     return undefined;
   }
   return parsed.value;
@@ -88,7 +100,7 @@ function atOf(value: unknown, nowMs: number, errors: ParamError[]): string | und
   return formatMicros(parsed.micros);
 }
 
-function referenceOf(value: unknown, errors: ParamError[]): string | undefined {
+export function referenceOf(value: unknown, errors: ParamError[]): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
     errors.push({ param: 'reference', detail: `reference must be a string, got ${typeName(value)}` });
@@ -110,7 +122,7 @@ function referenceOf(value: unknown, errors: ParamError[]): string | undefined {
   return value;
 }
 
-function typeName(value: unknown): string {
+export function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (isLosslessNumber(value)) return 'a number';

@@ -14,6 +14,7 @@ import { authenticateWithLimits } from './rate-limits.js';
 import { closeIfBodyPending } from './unread-body.js';
 import { parseWriteBody } from './write-body.js';
 import { decodeJsonBody } from './json-body-text.js';
+import { loanWriteRoutes } from './loan-write-routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,6 +28,8 @@ export interface WriteRoutesOptions {
   role: NodeRole;
   /** The credit-limit resource: the 201 shows the limit after the entry as GET would. */
   limits: ResourceDefinition;
+  /** The loan resource: POST /api/loans/ and its repayments (loan-write-routes.ts). */
+  loans: ResourceDefinition;
   authCache?: AuthCache | undefined;
   /** How long a stored response is replayed for its Idempotency-Key. */
   idempotencyTtlHours: number;
@@ -115,6 +118,13 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
       }
     });
   }
+
+  loanWriteRoutes(app, {
+    writer,
+    views: { loans: options.loans, limits },
+    beforeWrite: (request) => refuseOnStandby(role, databaseOf(request)),
+    send,
+  });
 }
 
 function send(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {

@@ -6,6 +6,9 @@ import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/index.js';
 import { applyLedgerLines, checkLedgerLimits, stageLedgerBatch, type LedgerCounts, type LedgerStaging } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
+import { checkReferences, CREATE_UNRESOLVED_REFERENCES_TABLE, stageUnresolvedReferences } from './check-references.js';
+import { RECORD_KINDS } from './record-kinds.js';
+import { CREATE_LOAN_LINES_TABLE, mergeLoans, stageLoanBatch } from './merge-loans.js';
 import { readLines } from './read-lines.js';
 import {
   CREATE_LEDGER_FIRST_TABLE,
@@ -123,7 +126,9 @@ export async function importJsonl(
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_UNRESOLVED_TABLE);
       await tx.exec(CREATE_LEDGER_FIRST_TABLE);
-      const records = await RecordMerger.start(tx, org.id);
+      await tx.exec(CREATE_UNRESOLVED_REFERENCES_TABLE);
+      await tx.exec(CREATE_LOAN_LINES_TABLE);
+      const records = await RecordMerger.start(tx, org.id, UPSERTED_KINDS);
       const ledger: LedgerStaging = { unresolvedLimits: false };
       const errors = new LineErrorList(maxErrors);
       const read = { lines: 0, nonBlank: 0, bytes: 0 };
@@ -251,6 +256,9 @@ class Batch {
 }
 
 const LEDGER = 'ledger';
+/** Collections upserted by uid (merge-records.ts), and those whose lines draw on a limit (merge-loans.ts). */
+const UPSERTED_KINDS = RECORD_KINDS.kinds.filter((kind) => kind.ledger === undefined);
+const LOAN_KINDS = RECORD_KINDS.kinds.filter((kind) => kind.ledger === 'loan');
 
 async function mergeBatch(
   tx: Transaction,
@@ -263,6 +271,8 @@ async function mergeBatch(
 ): Promise<void> {
   const ledgerLines = kinds[LEDGER] ?? 0;
   await records.mergeBatch(kinds, errors, maxErrors);
+  await stageUnresolvedReferences(tx, orgId, RECORD_KINDS.kinds, kinds);
+  for (const kind of LOAN_KINDS) if ((kinds[kind.object] ?? 0) > 0) await stageLoanBatch(tx, kind.object);
   // After the records: a limit this batch defines is found for its ledger lines.
   if (ledgerLines > 0) await stageLedgerBatch(tx, orgId, ledgerLines, ledger, errors, maxErrors);
   await tx.query(EMPTY_STAGING_TABLE);
@@ -278,6 +288,8 @@ async function finish(
   maxErrors: number,
 ): Promise<ImportSummary> {
   const collections = await records.counts();
+  await checkReferences(tx, orgId, RECORD_KINDS.kinds, errors, maxErrors);
+  for (const kind of LOAN_KINDS) collections[kind.table] = await mergeLoans(tx, orgId, errors, maxErrors);
   await checkLedgerLimits(tx, orgId, staged, errors, maxErrors);
   // Writes nothing once any line is invalid, but still finds every overdraw.
   const ledger = await applyLedgerLines(tx, orgId, errors, maxErrors);

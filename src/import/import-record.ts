@@ -7,8 +7,8 @@ export type ImportRecord =
       readonly line: 'record';
       readonly kind: RecordKind;
       readonly uid: string;
-      /** Canonical values of `kind.columns`, in that order. */
-      readonly values: readonly string[];
+      /** Canonical values of `kind.columns`, in that order; null for an optional field not given. */
+      readonly values: readonly (string | null)[];
       readonly created_at: string | undefined;
       readonly updated_at: string | undefined;
     }

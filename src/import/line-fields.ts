@@ -50,12 +50,14 @@ export class LineFields {
     return value;
   }
 
+  /** One of `allowed` in any letter case, returned as `allowed` spells it (`ach` → `ACH`, `ACTIVE` → `active`). */
   oneOf(name: string, allowed: readonly string[]): string | undefined {
     const value = this.string(name, true);
     if (value === undefined) return undefined;
     const upper = asciiUpperCase(value);
-    if (!allowed.includes(upper)) return this.problem(`${name} must be one of ${allowed.join(', ')}, got '${truncate(value)}'`);
-    return upper;
+    const match = allowed.find((candidate) => asciiUpperCase(candidate) === upper);
+    if (match === undefined) return this.problem(`${name} must be one of ${allowed.join(', ')}, got '${truncate(value)}'`);
+    return match;
   }
 
   /** An active ISO 4217 code, any letter case, returned upper case. */

@@ -46,7 +46,7 @@ export class RecordMerger {
       await tx.query(
         `CREATE TEMP TABLE ${sourceOf(kind)} ON COMMIT DROP AS
          SELECT line, uid, ${kind.columns.join(', ')}, created_at, updated_at,
-                NULL::bigint AS target_id, NULL::numeric AS outstanding, NULL::boolean AS changed
+                NULL::bigint AS merge_target_id, NULL::numeric AS merge_outstanding, NULL::boolean AS merge_changed
            FROM ${STAGING_TABLE} WITH NO DATA`,
       );
       await tx.query(`CREATE TEMP TABLE ${seenOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
@@ -108,23 +108,23 @@ export class RecordMerger {
     const columns = kind.columns;
     const fromLine = columns.map((c) => `s.${c}`).join(', ');
     const outstanding = isLimits(kind) ? 't.outstanding' : 'NULL::numeric';
-    const keep = isLimits(kind) ? 'changed OR capacity < outstanding' : 'changed';
+    const keep = isLimits(kind) ? 'merge_changed OR capacity < merge_outstanding' : 'merge_changed';
     const [row] = await this.tx.query<{ inserted: string; pending: string }>(
       `WITH latest AS MATERIALIZED (
-         SELECT s.line, s.uid, ${fromLine}, s.created_at, s.updated_at, t.id AS target_id, t.outstanding,
-                t.id IS NOT NULL AND ${changesStoredRow(kind)} AS changed
+         SELECT s.line, s.uid, ${fromLine}, s.created_at, s.updated_at, t.id AS merge_target_id, t.merge_outstanding,
+                t.id IS NOT NULL AND ${changesStoredRow(kind)} AS merge_changed
            FROM (SELECT DISTINCT ON (uid) * FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC) s
            LEFT JOIN LATERAL (
-             SELECT t.id, ${columns.map((c) => `t.${c}`).join(', ')}, t.created_at, t.updated_at, ${outstanding} AS outstanding
+             SELECT t.id, ${columns.map((c) => `t.${c}`).join(', ')}, t.created_at, t.updated_at, ${outstanding} AS merge_outstanding
                FROM ${kind.table} t WHERE t.org_id = $1 AND t.uid = s.uid OFFSET 0) t ON true),
        seen AS (
-         INSERT INTO ${seenOf(kind)} (id) SELECT target_id FROM latest WHERE target_id <= $2 ON CONFLICT DO NOTHING),
+         INSERT INTO ${seenOf(kind)} (id) SELECT merge_target_id FROM latest WHERE merge_target_id <= $2 ON CONFLICT DO NOTHING),
        pending AS (
          INSERT INTO ${sourceOf(kind)} SELECT * FROM latest WHERE ${keep} RETURNING 1),
        added AS (
          INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
          SELECT $1, uid, ${columns.join(', ')}, coalesce(created_at, now()), coalesce(updated_at, greatest(created_at, now()))
-           FROM latest WHERE target_id IS NULL
+           FROM latest WHERE merge_target_id IS NULL
          RETURNING 1)
        SELECT (SELECT count(*) FROM added)::text AS inserted, (SELECT count(*) FROM pending)::text AS pending`,
       [this.orgId, this.idsBefore[kind.table]],
@@ -154,7 +154,7 @@ export class RecordMerger {
                 updated_at = CASE WHEN t.id > $1 THEN coalesce(s.updated_at, greatest(t.updated_at, now()))
                                   ELSE greatest(s.updated_at, now(), t.updated_at) END
            FROM ${sourceOf(kind)} s
-          WHERE s.changed AND t.id = s.target_id AND ${changesStoredRow(kind)}${isLimits(kind) ? ' AND s.capacity >= s.outstanding' : ''}
+          WHERE s.merge_changed AND t.id = s.merge_target_id AND ${changesStoredRow(kind)}${isLimits(kind) ? ' AND s.capacity >= s.merge_outstanding' : ''}
          RETURNING t.id)
        INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
       [this.idsBefore[kind.table]],
@@ -180,8 +180,8 @@ async function checkCapacities(tx: Queryable, errors: LineErrorList, maxErrors: 
     tx,
     errors,
     maxErrors,
-    `SELECT line, uid, capacity::text AS capacity, outstanding::text AS outstanding
-       FROM import_${LEDGER_LIMITS_TABLE} WHERE capacity < outstanding`,
+    `SELECT line, uid, capacity::text AS capacity, merge_outstanding::text AS outstanding
+       FROM import_${LEDGER_LIMITS_TABLE} WHERE capacity < merge_outstanding`,
     [],
     (row) =>
       `capacity ${row.capacity} is below the outstanding amount of ${row.uid} (${row.outstanding}); record a repayment first or keep the capacity`,

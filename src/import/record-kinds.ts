@@ -15,6 +15,15 @@ export interface RecordKind {
   readonly refused: Readonly<Record<string, string>>;
   /** For each record column of the staging table, the index of this kind's value in it, or -1. */
   readonly stagingSlots: readonly number[];
+  /** Lines that draw on a credit limit (merge-loans.ts) rather than being upserted by merge-records.ts. */
+  readonly ledger: 'loan' | undefined;
+  /** The fields that hold the uid of another collection's record: the import checks each exists. */
+  readonly references: readonly RecordReference[];
+}
+
+export interface RecordReference {
+  readonly column: string;
+  readonly resource: ResourceDefinition;
 }
 
 export interface StagingColumn {
@@ -34,6 +43,16 @@ export interface RecordKinds {
 const COMMON_FIELDS = ['object', 'uid', 'created_at', 'updated_at'];
 
 /**
+ * Columns the import's own tables hold beside the collections' fields: the
+ * staging table's line, object, uid and timestamps, its ledger_… columns
+ * (staging.ts) and the merge's merge_… columns (merge-records.ts). A field
+ * named like one would be a second column of that name.
+ */
+export function isEngineColumn(column: string): boolean {
+  return ['line', ...COMMON_FIELDS].includes(column) || column.startsWith('ledger_') || column.startsWith('merge_');
+}
+
+/**
  * The importable collections: every resource definition with an
  * `importLine`. Two collections that share a column name must give it the
  * same SQL type (they share its staging column).
@@ -44,6 +63,9 @@ export function recordKindsOf(resources: readonly ResourceDefinition[]): RecordK
   const importable = resources.flatMap((resource) => (resource.importLine ? [{ resource, line: resource.importLine }] : []));
   for (const { resource, line } of importable) {
     for (const [column, field] of Object.entries(line.fields)) {
+      if (isEngineColumn(column)) {
+        throw new Error(`import field ${resource.table}.${column} is named like a column of the import's own (line, object, uid, created_at, updated_at, ledger_…, merge_…): rename it`);
+      }
       const sqlType = sqlTypeOf(field);
       const existing = staging.get(column);
       if (existing !== undefined && existing !== sqlType) {
@@ -67,6 +89,8 @@ export function recordKindsOf(resources: readonly ResourceDefinition[]): RecordK
       known: new Set([...COMMON_FIELDS, ...columns, ...sources]),
       refused: line.refused ?? {},
       stagingSlots: stagingColumns.map((column) => columns.indexOf(column.name)),
+      ledger: line.ledger,
+      references: fields.flatMap(([column, field]) => (field.kind === 'identifier' && field.references ? [{ column, resource: field.references }] : [])),
     };
   });
   const byObject = new Map(kinds.map((kind) => [kind.object, kind]));

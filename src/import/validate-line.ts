@@ -37,9 +37,9 @@ function unknownObject(object: unknown): string {
 function readRecord(kind: RecordKind, fields: LineFields): ImportRecord | undefined {
   fields.rejectUnknown(kind.known, kind.refused);
   const uid = fields.identifier('uid', false) ?? (fields.has('uid') ? undefined : `${kind.uidPrefix}_${compactUuid()}`);
-  const values: string[] = [];
+  const values: (string | null)[] = [];
   for (const [column, field] of kind.fields) {
-    const value = readField(fields, column, field);
+    const value = field.optional && !fields.has(column) ? null : readField(fields, column, field);
     if (value !== undefined) values.push(value);
   }
   const [created_at, updated_at] = recordTimes(fields);

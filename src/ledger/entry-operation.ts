@@ -179,6 +179,8 @@ function answerBody(limits: LimitView, entry: RecordedEntry, limitRow: Record<st
       amount: Number(entry.amount),
       at: entry.at,
       reference: entry.reference,
+      // A direct drawdown or repayment belongs to no loan (loan writes: loan-operations.ts).
+      loan: null,
       key_id: entry.key_id,
       created_at: entry.recorded_at,
     },

@@ -94,6 +94,12 @@ export interface FieldDefinition {
   readonly enum?: readonly string[];
   /** The column may be NULL: the field is then `null` (e.g. an entry's key_id when no key wrote it). */
   readonly nullable?: boolean;
+  /**
+   * Added to a collection after the current API version was released: always
+   * sent, but not `required` in the OpenAPI schema, so a client validating
+   * against the released document keeps working (docs/api.md "Versioning").
+   */
+  readonly addedWithinVersion?: boolean;
 }
 
 export interface FilterDefinition {
@@ -140,20 +146,33 @@ export interface ImportLineDefinition {
   readonly uidPrefix: string;
   /**
    * The columns a line writes besides uid, created_at and updated_at, keyed
-   * by column name, in the order they are staged. Every one is required.
+   * by column name, in the order they are staged. Each is required unless
+   * it is `optional` (then staged as NULL when absent).
    */
   readonly fields: Readonly<Record<string, ImportField>>;
   /** Fields a line may not give, with the reason (e.g. `outstanding`: only ledger lines move it). */
   readonly refused?: Readonly<Record<string, string>>;
+  /**
+   * `loan`: a line of this object draws on a credit limit (its outstanding
+   * moves the limit like a drawdown line), so it is merged by
+   * `src/import/merge-loans.ts` with the ledger's rules instead of upserted.
+   */
+  readonly ledger?: 'loan';
 }
 
 /** How one import field is validated and canonicalized; each kind is a rule of `src/import/`. */
-export type ImportField =
-  /** 1–255 characters, no control characters (a uid of another record, e.g. `entity`). */
-  | { readonly kind: 'identifier' }
+export type ImportField = ImportFieldRule & { readonly optional?: boolean };
+
+export type ImportFieldRule =
+  /**
+   * 1–255 characters, no control characters (a uid of another record, e.g.
+   * `entity`). With `references`, the uid of a record of that collection: the
+   * import reports a line whose record neither the store nor the file has.
+   */
+  | { readonly kind: 'identifier'; readonly references?: ResourceDefinition }
   /** Free text of 1–maxLength characters, no control characters; kept as given. */
   | { readonly kind: 'text'; readonly maxLength: number }
-  /** One of `values`, any letter case; stored upper case. */
+  /** One of `values`, any letter case; stored as `values` spells it. */
   | { readonly kind: 'enum'; readonly values: readonly string[] }
   /** An active ISO 4217 code, any letter case; stored upper case. */
   | { readonly kind: 'currency' }

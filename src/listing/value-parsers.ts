@@ -51,3 +51,18 @@ export const currencyValue: ValueParser = {
     return { ok: true, value: code };
   },
 };
+
+/**
+ * One of a field's enum values in any letter case, as the field spells it
+ * (`?status=ACTIVE` finds `active`).
+ */
+export function enumValue(values: readonly string[]): ValueParser {
+  const byUpper = new Map(values.map((value) => [asciiUpperCase(value), value]));
+  return {
+    schema: Type.String({ minLength: 1, description: `One of ${values.join(', ')} (any letter case)`, examples: values.slice(0, 1) }),
+    parse(raw) {
+      const value = byUpper.get(asciiUpperCase(raw));
+      return value === undefined ? { ok: false, reason: `must be one of ${values.join(', ')}` } : { ok: true, value };
+    },
+  };
+}

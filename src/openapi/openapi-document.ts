@@ -8,6 +8,8 @@ import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordS
 import { writeComponents, writePaths } from './write-operations.js';
 import { answerHeaderComponents, declareAnswerHeaders, declareMethodsNotAllowed } from './answer-headers.js';
 import { creditLimits } from '../resources/credit-limits.js';
+import { loans } from '../resources/loans.js';
+import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
 
 /**
  * Problems each operation can answer besides its 200 (the methods a path does not serve answer 405: see
@@ -55,6 +57,9 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   // The ledger moves credit limits: its writes are documented wherever they are.
   const ledger = resources.includes(creditLimits) ? writeComponents(creditLimits) : undefined;
   if (ledger) Object.assign(paths, writePaths(creditLimits));
+  // Loans are written through the ledger too: POST beside their GET.
+  const loanSchemas = ledger && resources.includes(loans) ? loanWriteSchemas(loans, creditLimits) : undefined;
+  if (loanSchemas) for (const [path, post] of Object.entries(loanWriteOperations(loans, creditLimits))) paths[path] = { ...paths[path], post };
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = {
@@ -96,6 +101,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         ),
         ...problemSchemas(),
         ...ledger?.schemas,
+        ...loanSchemas,
         Health: {
           title: 'Health',
           type: 'object',

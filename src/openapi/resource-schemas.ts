@@ -17,7 +17,7 @@ export function recordSchema(resource: ResourceDefinition): JsonObject {
     title: resource.schemaName,
     description: resource.description,
     type: 'object',
-    required: Object.keys(resource.fields),
+    required: Object.entries(resource.fields).flatMap(([name, field]) => (field.addedWithinVersion ? [] : [name])),
     properties,
     additionalProperties: false,
   };

@@ -7,7 +7,7 @@ import { codesByStatus, problemHeadersOf, problemResponseRef } from './problem-r
 import { uidParameter } from './resource-schemas.js';
 
 /** Problems a write can answer besides its 201, grouped by status in the document. */
-const WRITE_ERRORS = [
+export const WRITE_ERRORS = [
   'bad_request',
   'invalid_json',
   'idempotency_key_missing',
@@ -79,7 +79,7 @@ function writeOperation(limits: ResourceDefinition, kind: LedgerKind): JsonObjec
 const REPLAYED_REFUSALS: readonly ErrorCode[] = ['insufficient_balance', 'repayment_exceeds_outstanding'];
 
 /** One response per status; a status several codes share lists them all. */
-function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
+export function errorResponsesByStatus(codes: readonly ErrorCode[]): Record<string, JsonObject> {
   return Object.fromEntries(
     [...codesByStatus(codes)].map(([status, shared]) => {
       const [only] = shared;

@@ -42,6 +42,14 @@ export const ledgerEntries: ResourceDefinition = {
       example: 'loan-8812',
       nullable: true,
     },
+    loan: {
+      column: 'loan',
+      type: 'string',
+      description: 'UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.',
+      example: 'ln_demo_01',
+      nullable: true,
+      addedWithinVersion: true,
+    },
     key_id: {
       column: 'key_id',
       type: 'string',

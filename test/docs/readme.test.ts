@@ -53,7 +53,7 @@ describe('README.md: the SDK snippet, then the prepare-loan command, as typed, a
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  it('draws once in the snippet, then the example is READY and DRAWN for its own loan', async () => {
+  it('draws once in the snippet, then the example is READY and LENT for its own loan', async () => {
     const text = await readme();
     const [snippet] = blocks(text, 'ts');
     // The one change: the demo here listens on a free port, not 3000.
@@ -66,8 +66,8 @@ describe('README.md: the SDK snippet, then the prepare-loan command, as typed, a
     expect(command).toBeDefined();
     const [npm, ...args] = command!.split(' ');
     const example = await run(npm!, args, { cwd: ROOT, env }).catch((error: { code: number; stdout: string; stderr: string }) => error);
-    expect(example.stdout, 'stderr' in example ? example.stderr : '').toMatch(/^READY +ent_demo_03 can borrow 5000\.00 USD[\s\S]*^DRAWN +dd_\S+ \(loan loan-17\)/m);
+    expect(example.stdout, 'stderr' in example ? example.stderr : '').toMatch(/^READY +ent_demo_03 can borrow 5000\.00 USD[\s\S]*^LENT +ln_\S+ \(loan loan-17\)/m);
     const again = await run(npm!, args, { cwd: ROOT, env });
-    expect(again.stdout).toMatch(/^ALREADY DRAWN dd_\S+ \(loan loan-17\)/m);
+    expect(again.stdout).toMatch(/^ALREADY LENT ln_\S+ \(loan loan-17\)/m);
   }, 600_000);
 });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeDecision, prepareLoan, recordDrawdown } from '../../examples/prepare-loan.js';
+import { createLoan, describeDecision, prepareLoan } from '../../examples/prepare-loan.js';
 import { buildApp } from '../../src/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { LendingClient } from '../../packages/client/src/index.js';
@@ -68,17 +68,25 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
     });
   });
 
-  it('records the drawdown once for one loan id, however often it is sent', async () => {
+  it('creates the loan once for one loan id, however often it is sent: the limit moves by its principal', async () => {
     const writer = new LendingClient({ baseUrl: 'http://lending.test', organizationId: demo.org, apiKey: demo.write_key, fetch: injectFetch(app) });
     const decision = await prepareLoan(writer, { entity: 'ent_demo_07', currency: 'USD', amount: '250.25' });
     if (!decision.ready) throw new Error(decision.message);
     const before = decision.creditLimit;
-    const first = await recordDrawdown(writer, decision, 'loan-in-process-1');
-    const again = await recordDrawdown(writer, decision, 'loan-in-process-1');
+    const first = await createLoan(writer, decision, 'loan-in-process-1');
+    const again = await createLoan(writer, decision, 'loan-in-process-1');
     expect(again).toEqual(first);
-    expect(first.entry).toMatchObject({ kind: 'drawdown', amount: 250.25, reference: 'loan-in-process-1' });
+    expect(first.loan).toMatchObject({
+      principal: 250.25,
+      outstanding: 250.25,
+      status: 'active',
+      reference: 'loan-in-process-1',
+      credit_limit: before.uid,
+      payment_method: decision.paymentMethod.uid,
+    });
     const after = await client.creditLimits.retrieve(before.uid);
     expect(Math.round((before.balance - after.balance) * 100)).toBe(25025);
+    expect((await client.loans.list({ credit_limit: before.uid })).items.filter((loan) => loan.reference === 'loan-in-process-1')).toHaveLength(1);
   });
 
   it('refuses an amount that is not a positive decimal of cents', async () => {
@@ -109,31 +117,31 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
 
     const balanceOf = async (uid: string) => Math.round((await client.creditLimits.retrieve(uid)).balance * 100);
 
-    it('prints READY, records the drawdown and exits 0 for a loan the entity can take; run again for the same loan, it draws nothing more', async () => {
+    it('prints READY, creates the loan and exits 0 for a loan the entity can take; run again for the same loan, it lends nothing more', async () => {
       const args = ['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '5000', '--loan', 'loan-cli-1'];
       const result = await example(args, demo.write_key);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain('READY     ent_demo_03 can borrow 5000.00 USD');
       expect(result.stdout).toContain('credit limit cl_demo_03_usd: 11750.50 of 20000.00 USD available, 6750.50 after this loan');
-      expect(result.stdout).toMatch(/DRAWN +dd_\S+ \(loan loan-cli-1\): cl_demo_03_usd has 6750\.50 USD left/);
+      expect(result.stdout).toMatch(/LENT +ln_\S+ \(loan loan-cli-1\): cl_demo_03_usd has 6750\.50 USD left/);
       expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
 
       const rerun = await example(args, demo.write_key);
       expect(rerun.code, rerun.stderr).toBe(0);
-      const drawn = result.stdout.match(/DRAWN +(dd_\S+)/)?.[1];
+      const lent = result.stdout.match(/LENT +(ln_\S+)/)?.[1];
       expect(rerun.stdout).toMatch(
-        new RegExp(`^ALREADY DRAWN ${drawn} \\(loan loan-cli-1\\) of 5000\\.00 USD, recorded \\S+Z: nothing drawn now; cl_demo_03_usd has 6750\\.50 USD left\\n$`),
+        new RegExp(`^ALREADY LENT ${lent} \\(loan loan-cli-1\\) of 5000\\.00 USD, created \\S+Z: nothing lent now; cl_demo_03_usd has 6750\\.50 USD left\\n$`),
       );
       expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
 
       // The same loan id with another amount is a mistake, not a new loan.
       const changed = await example(['--entity', 'ent_demo_03', '--currency', 'USD', '--amount', '10', '--loan', 'loan-cli-1'], demo.write_key);
       expect(changed.code).toBe(1);
-      expect(changed.stderr).toContain('prepare-loan: loan loan-cli-1 was drawn earlier for 5000.00 USD');
+      expect(changed.stderr).toContain('prepare-loan: loan loan-cli-1 was created earlier for 5000.00 USD');
       expect(await balanceOf('cl_demo_03_usd')).toBe(675050);
     });
 
-    it('says ALREADY DRAWN, not DECLINED, when the loan itself took the balance a rerun would need', async () => {
+    it('says ALREADY LENT, not DECLINED, when the loan itself took the balance a rerun would need', async () => {
       const before = await balanceOf('cl_demo_08_usd');
       const amount = ((before - 100) / 100).toFixed(2);
       const args = ['--entity', 'ent_demo_08', '--currency', 'USD', '--amount', amount, '--loan', 'loan-cli-2'];
@@ -142,14 +150,14 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
 
       const rerun = await example(args, demo.write_key);
       expect(rerun.code, rerun.stderr).toBe(0);
-      expect(rerun.stdout).toMatch(new RegExp(`^ALREADY DRAWN dd_\\S+ \\(loan loan-cli-2\\) of ${amount.replace('.', '\\.')} USD`));
+      expect(rerun.stdout).toMatch(new RegExp(`^ALREADY LENT ln_\\S+ \\(loan loan-cli-2\\) of ${amount.replace('.', '\\.')} USD`));
       expect(await balanceOf('cl_demo_08_usd')).toBe(100);
       // Another loan of the same amount is declined: the balance is spent.
       expect((await example(['--entity', 'ent_demo_08', '--currency', 'USD', '--amount', amount, '--loan', 'loan-cli-3'], demo.write_key)).code).toBe(2);
     });
 
-    it('retries a drawdown whose answer was lost with the same key, and the limit is drawn once', async () => {
-      // In front of the server: the first drawdown reaches it and is recorded, then the connection drops before the answer.
+    it('retries a loan whose answer was lost with the same key: one loan, the limit drawn once', async () => {
+      // In front of the server: the first loan creation reaches it and is recorded, then the connection drops before the answer.
       let posts = 0;
       const lossy = createServer((request, response) => {
         let body = '';
@@ -179,7 +187,7 @@ describeEachStore('examples/prepare-loan.ts on the demo data', (store) => {
         expect(result.code, result.stderr).toBe(0);
         expect(result.stderr).toMatch(/^prepare-loan: no answer \(.*\); retrying in [0-9.]+ s \(attempt 2\)\n$/);
         expect(posts).toBe(2);
-        expect(result.stdout).toMatch(/DRAWN +dd_\S+ \(loan loan-lossy-1\)/);
+        expect(result.stdout).toMatch(/LENT +ln_\S+ \(loan loan-lossy-1\)/);
         expect(before - (await balanceOf('cl_demo_05_usd'))).toBe(123456);
       } finally {
         await new Promise((resolve) => lossy.close(resolve));

@@ -113,7 +113,8 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
       if (method === 'post') {
         // Pre-filled: the page sends a fresh UUID in its place with each Execute.
         await expect.poll(() => operation.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).toBe(GENERATED_IDEMPOTENCY_KEY);
-        await operation.locator('.body-param textarea').fill('{"amount": "12.34", "reference": "from /docs"}');
+        // A loan is created with the example /docs pre-fills (the demo's limit and method); an entry's body is typed.
+        if (path !== '/api/loans/') await operation.locator('.body-param textarea').fill('{"amount": "12.34", "reference": "from /docs"}');
       }
       await operation.locator('button.execute').click();
       const status = operation.locator('.live-responses-table .response .response-col_status').first();
@@ -125,8 +126,10 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     }
     expect(answered).toEqual(operations.map(({ path, method }) => `${method.toUpperCase()} ${path} ${method === 'post' ? 201 : 200}`));
     expect(operations.filter(({ method }) => method === 'post').map(({ path }) => path)).toEqual([
+      '/api/loans/',
       '/api/limits/{uid}/drawdowns/',
       '/api/limits/{uid}/repayments/',
+      '/api/loans/{uid}/repayments/',
     ]);
 
     // Recorded with the key and the body typed into the page: 12.34 drawn, then 12.34 repaid, by the write key.
@@ -136,11 +139,16 @@ describe.skipIf(skip)('GET /docs in headless Chromium', () => {
     expect(entries).toEqual([
       { kind: 'drawdown', amount: '12.34', key_id: demo.write_key_id },
       { kind: 'repayment', amount: '12.34', key_id: demo.write_key_id },
+      { kind: 'repayment', amount: '12.34', key_id: demo.write_key_id },
     ]);
-    // Each Execute sent a fresh UUID, not the pre-filled text.
+    const [loan] = await store.query<{ principal: string; entries: string }>(
+      `SELECT l.principal::text AS principal, (SELECT count(*) FROM ledger_entries e WHERE e.loan = l.uid)::text AS entries FROM loans l WHERE l.reference = 'loan-2024-0042'`,
+    );
+    expect(loan).toEqual({ principal: '500.00', entries: '1' });
+    // Each Execute sent a fresh UUID, not the pre-filled text (one per POST: the loan, the two entries, the loan's repayment).
     const keys = await store.query<{ idempotency_key: string }>(`SELECT idempotency_key FROM idempotency_keys ORDER BY created_at`);
-    expect(keys).toHaveLength(2);
+    expect(keys).toHaveLength(4);
     for (const { idempotency_key: key } of keys) expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(new Set(keys.map(({ idempotency_key: key }) => key)).size).toBe(2);
+    expect(new Set(keys.map(({ idempotency_key: key }) => key)).size).toBe(4);
   }, 180_000);
 });

@@ -64,6 +64,7 @@ describeEachStore('GET /api/limits/{uid}/entries/', (store) => {
       amount: 0.1,
       at: '2024-05-20T12:00:00.000000Z',
       reference: null,
+      loan: null,
       key_id: null,
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
     });

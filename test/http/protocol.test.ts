@@ -35,7 +35,7 @@ describeEachStore('HTTP protocol details', (store) => {
   });
 
   it('answers an unknown path with a problem+json 404', async () => {
-    const response = await app().inject({ url: '/api/loans/', headers: { authorization: tenant.authorization } });
+    const response = await app().inject({ url: '/api/leases/', headers: { authorization: tenant.authorization } });
     expect(response.statusCode).toBe(404);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(json(response)).toMatchObject({ code: 'not_found', type: 'https://lending-api.dev/problems/not-found' });

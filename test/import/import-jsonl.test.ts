@@ -238,9 +238,9 @@ describeEachStore('importJsonl', (store) => {
     const cases: [string, string | object, RegExp][] = [
       ['invalid JSON', '{"object": "payment_method",', /is not valid JSON/],
       ['not an object', '[1, 2]', /must be a JSON object/],
-      ['unknown object', { object: 'loan', uid: 'x' }, /object must be one of payment_method, credit_limit, entity, drawdown, repayment, got 'loan'$/],
+      ['unknown object', { object: 'lease', uid: 'x' }, /object must be one of payment_method, credit_limit, entity, loan, drawdown, repayment, got 'lease'$/],
       ['object not a string', { object: 7, uid: 'x' }, /object must be one of payment_method, .*, got a number$/],
-      ['no object', { uid: 'x' }, /^object is required: one of payment_method, credit_limit, entity, drawdown, repayment$/],
+      ['no object', { uid: 'x' }, /^object is required: one of payment_method, credit_limit, entity, loan, drawdown, repayment$/],
       ['missing field', { ...validPm, entity: undefined }, /entity is required/],
       ['unknown field', { ...validPm, colour: 'red' }, /unknown field 'colour'/],
       ['outstanding on a credit limit', { ...SAMPLE_LINES[1], outstanding: '10' }, /outstanding cannot be imported/],

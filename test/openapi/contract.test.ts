@@ -7,7 +7,7 @@ import { OpenApiContract } from '../helpers/openapi-contract.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { insertRecords, keyFieldOf, listPathOf, sampleRecords } from '../helpers/fixtures/index.js';
 import { collectionPathOf } from '../../src/listing/resource-definition.js';
-import { creditLimit, insertCreditLimits } from '../helpers/records.js';
+import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
@@ -83,6 +83,36 @@ describeEachStore('responses match the OpenAPI document', (store) => {
     const keyless = await post('{"amount":"1.00"}');
     expect(keyless.statusCode).toBe(400);
     expectConforms('POST', template, keyless);
+  });
+
+  it('answers loan writes (201, its replay, 409, 404, 422) as documented', async () => {
+    const writer = await createTenant(store(), 'Contract lender', 'write');
+    await insertCreditLimits(store(), writer.org.id, [creditLimit({ uid: 'cl_contract_loan', capacity: '100.00', outstanding: '0.00' })]);
+    await insertPaymentMethods(store(), writer.org.id, [paymentMethod({ uid: 'pm_contract_loan' }), paymentMethod({ uid: 'pm_contract_eur', currency: 'EUR' })]);
+    const post = (url: string, body: unknown, key: string) =>
+      app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { authorization: writer.authorization, 'content-type': 'application/json', 'idempotency-key': key } });
+    const loan = { credit_limit: 'cl_contract_loan', payment_method: 'pm_contract_loan', principal: '60.00' };
+    const created = await post('/api/loans/', loan, 'contract-loan-1');
+    expect(created.statusCode).toBe(201);
+    expectConforms('POST', '/api/loans/', created);
+    expectConforms('POST', '/api/loans/', await post('/api/loans/', loan, 'contract-loan-1'));
+    const refused = await post('/api/loans/', loan, 'contract-loan-2');
+    expect(refused.statusCode).toBe(409);
+    expectConforms('POST', '/api/loans/', refused);
+    const mismatch = await post('/api/loans/', { ...loan, payment_method: 'pm_contract_eur' }, 'contract-loan-3');
+    expect(mismatch.statusCode).toBe(422);
+    expectConforms('POST', '/api/loans/', mismatch);
+    const missing = await post('/api/loans/', { ...loan, credit_limit: 'cl_none' }, 'contract-loan-4');
+    expect(missing.statusCode).toBe(404);
+    expectConforms('POST', '/api/loans/', missing);
+    const uid = (JSON.parse(created.body) as { loan: { uid: string } }).loan.uid;
+    const template = '/api/loans/{uid}/repayments/';
+    const repaid = await post(`/api/loans/${uid}/repayments/`, { amount: '10.00' }, 'contract-loan-5');
+    expect(repaid.statusCode).toBe(201);
+    expectConforms('POST', template, repaid);
+    const tooMuch = await post(`/api/loans/${uid}/repayments/`, { amount: '60.00' }, 'contract-loan-6');
+    expect(tooMuch.statusCode).toBe(409);
+    expectConforms('POST', template, tooMuch);
   });
 
   it('documents exactly the collections the server serves', () => {

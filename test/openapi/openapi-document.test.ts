@@ -18,17 +18,18 @@ type Operation = { operationId: string; parameters: Parameter[]; responses: Reco
 const paths = document.paths as Record<string, { get: Operation }>;
 const components = document.components as Record<string, Record<string, JsonObject>>;
 
-const loans: ResourceDefinition = {
-  path: 'loans',
-  name: 'loan',
-  schemaName: 'Loan',
-  description: 'Money lent to an entity.',
-  table: 'loans',
+/** A collection the service does not have, added as docs/architecture.md's recipe says. */
+const leases: ResourceDefinition = {
+  path: 'leases',
+  name: 'lease',
+  schemaName: 'Lease',
+  description: 'Equipment leased to an entity.',
+  table: 'leases',
   fields: {
-    uid: uidField('ln'),
-    entity: { column: 'entity', type: 'string', description: 'Borrower.', example: 'ent_1' },
-    principal: { column: 'principal', type: 'decimal', description: 'Amount lent.', example: 5000 },
-    status: { column: 'status', type: 'string', description: 'Where the loan stands.', example: 'open', enum: ['open', 'repaid'] },
+    uid: uidField('ls'),
+    entity: { column: 'entity', type: 'string', description: 'Lessee.', example: 'ent_1' },
+    principal: { column: 'principal', type: 'decimal', description: 'Value leased.', example: 5000 },
+    status: { column: 'status', type: 'string', description: 'Where the lease stands.', example: 'open', enum: ['open', 'ended'] },
     created_at: createdAtField,
     updated_at: updatedAtField,
   },
@@ -60,6 +61,7 @@ describe('openapi.json', () => {
         ...RESOURCES.flatMap((resource) => (resource.parent ? [`/api/${collectionPathOf(resource)}/`] : [`/api/${resource.path}/`, `/api/${resource.path}/{uid}/`])),
         '/api/limits/{uid}/drawdowns/',
         '/api/limits/{uid}/repayments/',
+        '/api/loans/{uid}/repayments/',
         '/healthz',
         '/readyz',
         '/api/openapi.json',
@@ -122,20 +124,20 @@ describe('openapi.json', () => {
   });
 
   it('documents a new resource with no change to the generator', async () => {
-    const withLoans = lendingApiDocument([...RESOURCES, loans]);
-    const loanPaths = withLoans.paths as Record<string, { get: Operation }>;
-    const list = loanPaths['/api/loans/']!.get;
-    expect(list.operationId).toBe('listLoans');
+    const withLeases = lendingApiDocument([...RESOURCES, leases]);
+    const leasePaths = withLeases.paths as Record<string, { get: Operation }>;
+    const list = leasePaths['/api/leases/']!.get;
+    expect(list.operationId).toBe('listLeases');
     expect(list.parameters.map((parameter) => parameter.name)).toContain('borrower');
     expect(list.parameters.find((parameter) => parameter.name === 'order_by')?.schema.enum).toEqual(['created_at', '-created_at', 'principal', '-principal']);
-    expect(loanPaths['/api/loans/{uid}/']!.get.operationId).toBe('retrieveLoan');
-    const schemas = (withLoans.components as Record<string, Record<string, JsonObject>>).schemas!;
-    expect(schemas.Loan?.properties).toMatchObject({ principal: { type: 'number' }, status: { enum: ['open', 'repaid'] } });
-    expect((await new Validator().validate(withLoans)).valid).toBe(true);
+    expect(leasePaths['/api/leases/{uid}/']!.get.operationId).toBe('retrieveLease');
+    const schemas = (withLeases.components as Record<string, Record<string, JsonObject>>).schemas!;
+    expect(schemas.Lease?.properties).toMatchObject({ principal: { type: 'number' }, status: { enum: ['open', 'ended'] } });
+    expect((await new Validator().validate(withLeases)).valid).toBe(true);
 
-    const app = await buildApp({ store: unreachableStore(), resources: [...RESOURCES, loans] });
+    const app = await buildApp({ store: unreachableStore(), resources: [...RESOURCES, leases] });
     const served = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as JsonObject;
     await app.close();
-    expect(Object.keys(served.paths as JsonObject)).toContain('/api/loans/{uid}/');
+    expect(Object.keys(served.paths as JsonObject)).toContain('/api/leases/{uid}/');
   });
 });

@@ -14,6 +14,8 @@ describe('the OpenAPI document of the writes', () => {
   for (const [path, operationId] of [
     ['/api/limits/{uid}/drawdowns/', 'createDrawdown'],
     ['/api/limits/{uid}/repayments/', 'createRepayment'],
+    ['/api/loans/', 'createLoan'],
+    ['/api/loans/{uid}/repayments/', 'createLoanRepayment'],
   ] as const) {
     it(`documents POST ${path} with its body, the Idempotency-Key header and every answer`, () => {
       const operation = document.paths[path]?.post;

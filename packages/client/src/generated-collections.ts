@@ -4,7 +4,7 @@
  */
 
 import { ListClient, ResourceClient, type Connection } from './resource-client.js';
-import type { CreditLimit, CreditLimitListParams, Entity, EntityListParams, LedgerEntry, LedgerEntryListParams, PaymentMethod, PaymentMethodListParams } from './generated.js';
+import type { CreditLimit, CreditLimitListParams, Entity, EntityListParams, LedgerEntry, LedgerEntryListParams, Loan, LoanListParams, PaymentMethod, PaymentMethodListParams } from './generated.js';
 
 /** `/api/limits/` and the collections nested under one CreditLimit. */
 export class CreditLimitCollection extends ResourceClient<CreditLimit, CreditLimitListParams> {
@@ -22,10 +22,13 @@ export class LendingCollections {
   readonly creditLimits: CreditLimitCollection;
   /** `/api/entities/`: `list`, `retrieve` and `listAll` of Entity records. */
   readonly entities: ResourceClient<Entity, EntityListParams>;
+  /** `/api/loans/`: `list`, `retrieve` and `listAll` of Loan records. */
+  readonly loans: ResourceClient<Loan, LoanListParams>;
 
   constructor(connection: Connection) {
     this.paymentMethods = new ResourceClient(connection, 'methods');
     this.creditLimits = new CreditLimitCollection(connection, 'limits');
     this.entities = new ResourceClient(connection, 'entities');
+    this.loans = new ResourceClient(connection, 'loans');
   }
 }

@@ -211,6 +211,10 @@ export interface LedgerEntry {
    */
   reference: string | null;
   /**
+   * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
+   */
+  loan?: string | null;
+  /**
    * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
    */
   key_id: string | null;
@@ -242,6 +246,82 @@ export interface LedgerEntryPage {
    * @maxItems 10
    */
   items: LedgerEntry[];
+}
+/**
+ * Money lent to an entity on one of its credit limits and paid out to one of its payment methods. outstanding is real time: principal − repayments, and the limit's outstanding moves with it.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "Loan".
+ */
+export interface Loan {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * UID of the borrowing entity (the credit limit's and the payment method's).
+   */
+  entity: string;
+  /**
+   * UID of the credit limit it draws on.
+   */
+  credit_limit: string;
+  /**
+   * UID of the payment method the principal is paid out to (same entity, same currency).
+   */
+  payment_method: string;
+  /**
+   * The limit's currency (ISO 4217).
+   */
+  currency: string;
+  /**
+   * Amount lent.
+   */
+  principal: number;
+  /**
+   * principal − repayments (real time).
+   */
+  outstanding: number;
+  /**
+   * active while outstanding > 0, then repaid.
+   */
+  status: 'active' | 'repaid';
+  /**
+   * The lender's own id for it; null when none was given.
+   */
+  reference: string | null;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * One page of loans: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanPage".
+ */
+export interface LoanPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: Loan[];
 }
 /**
  * One invalid input.
@@ -354,6 +434,47 @@ export interface LedgerEntryInput {
  */
 export interface LedgerWriteResult {
   entry: LedgerEntry;
+  limit: CreditLimit;
+}
+/**
+ * A loan to create.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanInput".
+ */
+export interface LoanInput {
+  /**
+   * UID of the credit limit it draws on (yours).
+   */
+  credit_limit: string;
+  /**
+   * UID of the payment method the principal is paid out to: same entity and currency as the limit (yours).
+   */
+  payment_method: string;
+  /**
+   * Amount lent: positive, at most two decimal places, below 10^13; a JSON string ("5000.00") or number, read exactly.
+   */
+  principal: string | number;
+  /**
+   * Your own id for the loan, no control characters.
+   */
+  reference?: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanCreated".
+ */
+export interface LoanCreated {
+  loan: Loan;
+  limit: CreditLimit;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanRepaymentResult".
+ */
+export interface LoanRepaymentResult {
+  entry: LedgerEntry;
+  loan: Loan;
   limit: CreditLimit;
 }
 /**
@@ -528,6 +649,66 @@ export interface EntityListParams {
    * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
    */
   order_by?: 'created_at' | '-created_at' | 'updated_at' | '-updated_at' | 'name' | '-name' | 'country' | '-country';
+  /**
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
+   */
+  page?: number;
+  /**
+   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
+   */
+  cursor?: string;
+}
+/**
+ * Query parameters of `listLoans`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanListParams".
+ */
+export interface LoanListParams {
+  /**
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  created_from?: string;
+  /**
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  created_to?: string;
+  /**
+   * Updated on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  updated_from?: string;
+  /**
+   * Updated on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  updated_to?: string;
+  /**
+   * Exact entity UID. For example `ent_1`.
+   */
+  entity?: string;
+  /**
+   * ISO 4217 code, any letter case. For example `USD`.
+   */
+  currency?: string;
+  /**
+   * active or repaid (any letter case). One of active, repaid (any letter case). For example `active`.
+   */
+  status?: string;
+  /**
+   * Exact credit limit UID. For example `ent_1`.
+   */
+  credit_limit?: string;
+  /**
+   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   */
+  order_by?:
+    | 'created_at'
+    | '-created_at'
+    | 'updated_at'
+    | '-updated_at'
+    | 'principal'
+    | '-principal'
+    | 'outstanding'
+    | '-outstanding';
   /**
    * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
    */

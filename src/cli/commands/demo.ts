@@ -8,6 +8,7 @@ import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
+import { RECORD_KINDS } from '../../import/record-kinds.js';
 import { print } from '../output.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
@@ -24,9 +25,8 @@ interface DemoResult {
   write_key: string;
   /** The demo organization's keys that worked until this run (earlier runs' keys): revoked now. */
   revoked_key_ids: string[];
-  entities: number;
-  payment_methods: number;
-  credit_limits: number;
+  /** Records loaded per collection, keyed by table (`entities`, `payment_methods`, `credit_limits`, `loans`, …). */
+  [table: string]: string | number | string[];
 }
 
 /** The limit the printed drawdown line draws on: its balance covers hundreds of runs of it. */
@@ -54,9 +54,7 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
     write_key_id: writeKey.id,
     write_key: writeKey.key,
     revoked_key_ids: revoked,
-    entities: lines.filter((line) => line.object === 'entity').length,
-    payment_methods: lines.filter((line) => line.object === 'payment_method').length,
-    credit_limits: lines.filter((line) => line.object === 'credit_limit').length,
+    ...Object.fromEntries(RECORD_KINDS.kinds.map((kind) => [kind.table, lines.filter((line) => line.object === kind.object).length])),
   };
 }
 
@@ -65,7 +63,7 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
   // A fresh key each run: sent twice, the same line is answered from the first time and draws once.
   const idempotencyKey = `demo-${randomUUID()}`;
   return [
-    `demo organization: ${demo.org} (${demo.entities} entities, ${demo.payment_methods} payment methods, ${demo.credit_limits} credit limits)`,
+    `demo organization: ${demo.org} (${RECORD_KINDS.kinds.map((kind) => `${demo[kind.table]} ${kind.table.replaceAll('_', ' ')}`).join(', ')})`,
     `API key:           ${demo.key}   (id ${demo.key_id}; read; shown once)`,
     `write key:         ${demo.write_key}   (id ${demo.write_key_id}; write; shown once)`,
     ...(demo.revoked_key_ids.length > 0
@@ -76,6 +74,7 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/entities/?country=gb'`,
+    `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/loans/?status=active'`,
     '',
     `record a drawdown of ${DEMO_DRAW_AMOUNT} (sent again, the same line is answered from the first time: it draws once), then see the balance move:`,
     `  curl -X POST -u '${demo.org}:${demo.write_key}' '${limit}drawdowns/' -H 'Idempotency-Key: ${idempotencyKey}' -H 'Content-Type: application/json' -d '{"amount":"${DEMO_DRAW_AMOUNT}"}'`,
