@@ -58,7 +58,8 @@ export class RecordMerger {
       );
       await tx.query(
         `CREATE TEMP TABLE ${storedOf(kind)} ON COMMIT DROP AS
-         SELECT id, uid, ${kind.columns.join(', ')}, created_at, updated_at, NULL::numeric AS outstanding FROM ${kind.table} WITH NO DATA`,
+         SELECT NULL::bigint AS id, uid, ${kind.columns.join(', ')}, created_at, updated_at, NULL::numeric AS outstanding
+           FROM ${STAGING_TABLE} WITH NO DATA`,
       );
       // By uid: a uid names one row of the organization.
       await tx.query(`CREATE TEMP TABLE ${createdOf(kind)} (uid text COLLATE "C" PRIMARY KEY) ON COMMIT DROP`);

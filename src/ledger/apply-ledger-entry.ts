@@ -158,15 +158,23 @@ export function ledgerEntryParams(orgId: string, entry: LedgerEntryInput): unkno
 export function ledgerEntryCtes(kind: LedgerKind, limitColumns: string, gate: string): string {
   const delta = kind === 'drawdown' ? 't.outstanding + $3::numeric' : 't.outstanding - $3::numeric';
   const guard = kind === 'drawdown' ? 't.outstanding + $3::numeric <= t.capacity' : 't.outstanding >= $3::numeric';
-  return `ledger_moved AS (
+  // The writes RETURN stored columns only, and the columns are turned into
+  // text (to_char, …) in CTEs that read them: on a distributed PostgreSQL
+  // (Citus, docs/scaling.md) the RETURNING of a write to a sharded table may
+  // hold no function that is not IMMUTABLE.
+  return `ledger_moved_row AS (
     UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
      WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now()) ${gate}
-     RETURNING t.id AS limit_row_id, ${limitColumns}
-  ), ledger_inserted AS (
+     RETURNING t.*
+  ), ledger_moved AS (
+    SELECT t.id AS limit_row_id, ${limitColumns} FROM ledger_moved_row t
+  ), ledger_inserted_row AS (
     INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
     SELECT $1, $4, limit_row_id, $5, $3::numeric, coalesce($6::timestamptz, now()), $7, $8 FROM ledger_moved
     ON CONFLICT (org_id, id) DO NOTHING
-    RETURNING ${ENTRY_COLUMNS}
+    RETURNING amount, at, key_id, reference, recorded_at
+  ), ledger_inserted AS (
+    SELECT ${ENTRY_COLUMNS} FROM ledger_inserted_row
   )`;
 }
 
@@ -202,7 +210,7 @@ async function findEntry(tx: Queryable, orgId: string, entry: LedgerEntryInput):
     `SELECT e.kind, l.uid AS limit, e.amount::text AS amount, to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at,
             e.key_id, e.reference, to_char(e.recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at,
             (e.kind = $3 AND l.uid = $4 AND e.amount = $5::numeric AND ($6::timestamptz IS NULL OR e.at = $6::timestamptz)) AS same
-       FROM ledger_entries e JOIN credit_limits l ON l.id = e.limit_id
+       FROM ledger_entries e JOIN credit_limits l ON l.id = e.limit_id AND l.org_id = $1
       WHERE e.org_id = $1 AND e.id = $2`,
     [orgId, entry.id, entry.kind, entry.limit, entry.amount, entry.at ?? null],
   );

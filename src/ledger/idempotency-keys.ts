@@ -40,16 +40,18 @@ export interface ClaimParams {
  * primary key until this transaction ends, then finds the committed row
  * (not claimed: ask claimedEarlier) or, after a rollback, claims the key
  * itself. An expired row counts as absent and is taken over; a live one is
- * only locked, never changed.
+ * only locked, never changed. The DO UPDATE reads the time from the row it
+ * would have inserted (EXCLUDED.created_at: the transaction's now()): on a
+ * distributed PostgreSQL (Citus) it may call no function that is not IMMUTABLE.
  */
 export function claimIdempotencyKeyCte(p: ClaimParams): string {
   return `idempotency_claimed AS (
-    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
-    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now() + make_interval(hours => $${p.ttlHours}::int))
+    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, created_at, expires_at)
+    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now(), now() + make_interval(hours => $${p.ttlHours}::int))
     ON CONFLICT (org_id, idempotency_key) DO UPDATE
        SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-           response_status = NULL, response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= now()
+           response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
     RETURNING 1 AS claimed
   )`;
 }
