@@ -177,8 +177,10 @@ export class RecordMerger {
   private async updateChanged(kind: RecordTable): Promise<void> {
     const columns = kind.columns;
     const passed = ['target_id', 'uid', ...columns, 'created_at', 'updated_at', 'outstanding', 'created'];
+    // The transaction's time comes along as a value: on a distributed
+    // PostgreSQL (Citus) an UPDATE of a sharded table may not call now() inside CASE or coalesce.
     const [changed] = await this.tx.query<Record<string, string | null>>(
-      `SELECT count(*)::text AS rows, ${passed.map((c) => `array_agg(${c})::text AS ${c}`).join(', ')}
+      `SELECT count(*)::text AS rows, now()::text AS now, ${passed.map((c) => `array_agg(${c})::text AS ${c}`).join(', ')}
          FROM ${sourceOf(kind)} WHERE changed${isLimits(kind) ? ' AND capacity >= outstanding' : ''}`,
     );
     if (!changed || changed.rows === '0') return;
@@ -191,19 +193,19 @@ export class RecordMerger {
       created: 'boolean',
     };
     for (const column of RECORD_KINDS.stagingColumns) types[column.name] = column.sqlType.replace(' COLLATE "C"', '');
-    const unnest = `unnest(${passed.map((c, i) => `$${i + 2}::${types[c]}[]`).join(', ')}) AS s(${passed.join(', ')})`;
+    const unnest = `unnest(${passed.map((c, i) => `$${i + 3}::${types[c]}[]`).join(', ')}) AS s(${passed.join(', ')})`;
     const [updated] = await this.tx.query<{ uids: string | null }>(
       `WITH changed AS (
          UPDATE ${kind.table} t
             SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
                 created_at = coalesce(s.created_at, t.created_at),
-                updated_at = CASE WHEN s.created THEN coalesce(s.updated_at, greatest(t.updated_at, now()))
-                                  ELSE greatest(s.updated_at, now(), t.updated_at) END
+                updated_at = CASE WHEN s.created THEN coalesce(s.updated_at, greatest(t.updated_at, $2::timestamptz))
+                                  ELSE greatest(s.updated_at, $2::timestamptz, t.updated_at) END
            FROM ${unnest}
           WHERE t.org_id = $1 AND t.id = s.target_id AND ${changesStoredRow(kind)}
          RETURNING t.uid, s.created)
        SELECT array_agg(uid)::text AS uids FROM changed WHERE NOT created`,
-      [this.orgId, ...passed.map((c) => changed[c])],
+      [this.orgId, changed.now, ...passed.map((c) => changed[c])],
     );
     if (updated?.uids) {
       await this.tx.query(`INSERT INTO ${updatedOf(kind)} (uid) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, [updated.uids]);

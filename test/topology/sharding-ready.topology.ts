@@ -1,21 +1,9 @@
-import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { importJsonl } from '../../src/import/index.js';
-import { applyLedgerEntry } from '../../src/ledger/index.js';
-import { ListCache } from '../../src/listing/list-cache.js';
-import { listRecords, retrieveRecord } from '../../src/listing/list-records.js';
-import { scopeToParent } from '../../src/listing/parent-scope.js';
-import { parseListQuery } from '../../src/listing/query-parser.js';
-import { RESOURCES } from '../../src/resources/index.js';
 import { planOf, REFERENCE_TABLES } from '../../src/store/citus-distribution.js';
 import type { QueryOptions, Store, Transaction } from '../../src/store/store.js';
-import { insertRecords, PARENT_UID, sampleRecords } from '../helpers/fixtures/index.js';
-import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
-import { createTenant } from '../helpers/tenants.js';
-import { postEntry } from '../helpers/writes.js';
 import { checkStatement, loadParser, temporaryTablesCreatedBy, type ShardingContext } from './sharding-rules.js';
+import { runStatementWorkload } from './statement-workload.js';
 
 /** A Store that records every statement text it is given, in transactions too. */
 function recording(store: Store): { store: Store; statements: string[] } {
@@ -38,8 +26,6 @@ function recording(store: Store): { store: Store; statements: string[] } {
   };
   return { store: wrapped, statements };
 }
-
-const jsonl = (lines: readonly unknown[]) => Readable.from([lines.map((line) => JSON.stringify(line)).join('\n')]);
 
 describe('the sharding rules (test/topology/sharding-rules.ts)', () => {
   beforeAll(() => loadParser());
@@ -102,69 +88,8 @@ describeEachStore('sharding-ready schema and statements', (store) => {
   });
 
   it('keeps every statement of the list engine, the ledger, HTTP writes and the import to one organization (a single-shard router query on Citus)', async () => {
-    const tenant = await createTenant(store(), 'Sharded Lender', 'write');
-    for (const resource of RESOURCES) await insertRecords(store(), resource, tenant.org.id, sampleRecords(resource, 25));
-    await insertCreditLimits(store(), tenant.org.id, [creditLimit({ uid: 'cl_1', entity: 'ent_1', capacity: '100.00' })]);
     const { store: recorded, statements } = recording(store());
-
-    // The list engine: every resource's shapes, deep anchored pages (a small anchor stride) and retrieve.
-    const cache = new ListCache({ entries: 100, anchorStride: 10, maxAnchors: 1000 });
-    for (const resource of RESOURCES) {
-      const equality = resource.filters.find((filter) => filter.operator === '=');
-      const sample = sampleRecords(resource, 2)[1]!;
-      const byValue = equality ? [`${equality.param}=${encodeURIComponent(sample[resource.fields[equality.field]!.column] ?? '')}`] : [];
-      const byLastOrdering = `order_by=${resource.orderings[resource.orderings.length - 1]}`;
-      for (const raw of ['', 'page=2', 'page=3', ...byValue, 'order_by=-created_at&page=2', 'created_from=2020-01-01T00:00:00Z', byLastOrdering]) {
-        const parsed = parseListQuery(resource, raw);
-        const query = resource.parent ? await scopeToParent(recorded, resource, tenant.org.id, PARENT_UID, parsed) : parsed;
-        await listRecords(recorded, resource, tenant.org.id, query, cache);
-        await listRecords(recorded, resource, tenant.org.id, query, undefined);
-      }
-      if (!resource.parent) await retrieveRecord(recorded, resource, tenant.org.id, `${resource.path}_1`);
-    }
-    // The ledger as the CLI runs it: record, replay, refuse, repay.
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_2', limit: 'cl_1', amount: '1000.00' }).catch(() => {});
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'repayment', id: 'rp_1', limit: 'cl_1', amount: '5.00' });
-
-    // HTTP: writes with an Idempotency-Key (first, replay), cursor pages, retrieve.
-    const app = await buildApp({ store: recorded });
-    try {
-      const headers = { authorization: tenant.authorization };
-      for (const _ of [1, 2]) {
-        const response = await postEntry(app, 'drawdown', 'cl_1', { amount: '1.00', reference: 'loan-1' }, { ...headers, idempotencyKey: 'idem-1' });
-        expect(response.statusCode).toBeLessThan(300);
-      }
-      const first = await app.inject({ url: '/api/methods/?cursor=', headers });
-      expect(first.statusCode).toBe(200);
-      const next = (JSON.parse(first.body) as { next: string | null }).next;
-      if (next) expect((await app.inject({ url: next, headers })).statusCode).toBe(200);
-      expect((await app.inject({ url: '/api/limits/cl_1/entries/?cursor=', headers })).statusCode).toBe(200);
-    } finally {
-      await app.close();
-    }
-
-    // The import: records and ledger lines, again with changes, and a file refused for every reason at once.
-    const file = [
-      { object: 'entity', uid: 'ent_import', name: 'Imported', country: 'US' },
-      { object: 'credit_limit', uid: 'cl_import', entity: 'ent_import', currency: 'USD', capacity: 500, rate: 0.05 },
-      { object: 'payment_method', uid: 'pm_import', entity: 'ent_import', type: 'ACH', currency: 'USD', account_number: '12345678' },
-      { object: 'drawdown', id: 'dd_import', limit: 'cl_import', amount: 20 },
-      { object: 'drawdown', id: 'dd_import_2', limit: 'cl_1', amount: 1 },
-    ];
-    await importJsonl(recorded, tenant.org.uid, jsonl(file), { batchLines: 2 });
-    await importJsonl(recorded, tenant.org.uid, jsonl([...file, { object: 'credit_limit', uid: 'cl_import', entity: 'ent_import', currency: 'USD', capacity: 600, rate: 0.05 }]));
-    await importJsonl(
-      recorded,
-      tenant.org.uid,
-      jsonl([
-        { object: 'drawdown', id: 'dd_import', limit: 'cl_import', amount: 21 },
-        { object: 'drawdown', id: 'dd_too_much', limit: 'cl_import', amount: 10_000 },
-        { object: 'drawdown', id: 'dd_nowhere', limit: 'cl_missing', amount: 1 },
-        { object: 'credit_limit', uid: 'cl_1', entity: 'ent_1', currency: 'USD', capacity: 0, rate: 0.05 },
-      ]),
-    ).catch(() => {});
+    await runStatementWorkload(store(), recorded);
 
     const data = statements.filter((sql) => !/^(SET|BEGIN|COMMIT|ROLLBACK)\b/i.test(sql));
     expect(data.length).toBeGreaterThan(60);
