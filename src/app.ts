@@ -7,6 +7,7 @@ import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { httpMetrics } from './metrics/http-metrics.js';
+import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
@@ -65,6 +66,8 @@ export interface AppOptions {
   replicaLimits?: ReplicaLimits;
   /** How long a write's stored response is replayed for its Idempotency-Key (default 24). */
   idempotencyKeyTtlHours?: number;
+  /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
+  writeQueue?: { maxWaitMs?: number; concurrency?: number };
 }
 
 /**
@@ -146,6 +149,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authCache,
     idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
     databaseOf,
+    transactionBudgetMs: budgetMs,
+    queue: options.writeQueue,
+    onWriter: (writer) => {
+      if (options.metrics) registerWriteQueueMetrics(options.metrics, writer);
+    },
   });
   registerMethodNotAllowed();
   return app;

@@ -54,6 +54,10 @@ export interface Config {
   readonly http: HttpLimits;
   /** PostgreSQL: how long one request may spend on the database in total before it gets 503 (0: no budget). */
   readonly databaseRequestBudgetMs: number;
+  /** The longest a write may wait in the process's write queue before its transaction starts (refused as overloaded beyond). */
+  readonly writeQueueWaitMs: number;
+  /** Write transactions in flight at once per process; 0: the pool size less two (connections left for reads). */
+  readonly writeConcurrency: number;
   /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
   readonly replicaLimits: ReplicaLimits;
   /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
@@ -127,6 +131,8 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     listCacheEntries: integer('LIST_CACHE_ENTRIES', read('LIST_CACHE_ENTRIES'), DEFAULT_LIST_CACHE.entries, 0, 1_000_000),
     http: httpLimits(read),
     databaseRequestBudgetMs: integer('DATABASE_REQUEST_BUDGET_MS', read('DATABASE_REQUEST_BUDGET_MS'), 2000, 0, 600_000),
+    writeQueueWaitMs: integer('WRITE_QUEUE_WAIT_MS', read('WRITE_QUEUE_WAIT_MS'), 5000, 1, 600_000),
+    writeConcurrency: integer('WRITE_CONCURRENCY', read('WRITE_CONCURRENCY'), 0, 0, 1000),
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
   };

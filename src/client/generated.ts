@@ -309,7 +309,9 @@ export interface Problem {
     | 'bad_request'
     | 'rate_limited'
     | 'internal_error'
-    | 'service_unavailable';
+    | 'service_unavailable'
+    | 'overloaded'
+    | 'outcome_unknown';
   /**
    * Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).
    */

@@ -11,13 +11,16 @@ export type HttpMethod = 'GET' | 'POST';
 
 /**
  * Answers worth asking again: rate limited (429) and the database briefly
- * away (503), whatever the method. No other 4xx is ever retried: the same
- * request would get the same answer (a 409 `insufficient_balance` stays one).
+ * away or the service overloaded (503), whatever the method; and for a
+ * write, 504 `outcome_unknown` (the database did not confirm the commit):
+ * sent again with the same Idempotency-Key, it answers what was recorded or
+ * records it once. No other 4xx is ever retried: the same request would get
+ * the same answer (a 409 `insufficient_balance` stays one).
  */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
-export function retriesAnswer(status: number): boolean {
-  return RETRYABLE_STATUSES.has(status);
+export function retriesAnswer(status: number, method: HttpMethod = 'GET'): boolean {
+  return RETRYABLE_STATUSES.has(status) || (status === 504 && method === 'POST');
 }
 
 /**

@@ -134,7 +134,7 @@ export class Transport {
       const { response, body } = answer;
       if (response.ok) return JSON.parse(body) as T;
       const error = errorFrom(response, body);
-      const delayMs = retriesAnswer(response.status) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
+      const delayMs = retriesAnswer(response.status, method) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
       if (delayMs === undefined) throw error;
       this.#onRetry?.({ attempt, delayMs, error, method, url, idempotencyKey });
       await untilAborted(this.#sleep(delayMs, options.signal), options.signal);

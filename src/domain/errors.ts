@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  overloaded: { status: 503, title: 'Overloaded' },
+  outcome_unknown: { status: 504, title: 'Outcome unknown' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -2,15 +2,14 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
-import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
+import { entryOperation, LEDGER_KINDS, LedgerError, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind } from '../ledger/index.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import type { NodeRole } from '../store/node-role.js';
 import type { Queryable, Store } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
-import { PROBLEM_CONTENT_TYPE } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 import type { DatabaseOf } from './request-database.js';
 import { authenticateWithLimits } from './rate-limits.js';
-import { coalescedWrites } from './record-write.js';
 import { closeIfBodyPending } from './unread-body.js';
 import { MAX_WRITE_BODY_BYTES, parseWriteBody } from './write-body.js';
 import { decodeJsonBody } from './json-body-text.js';
@@ -30,8 +29,14 @@ export interface WriteRoutesOptions {
   authCache?: AuthCache | undefined;
   /** How long a stored response is replayed for its Idempotency-Key. */
   idempotencyTtlHours: number;
-  /** The store as a request sees it, within its database budget (DATABASE_REQUEST_BUDGET_MS): its transaction too. */
+  /** The store as a request sees it, within its database budget (DATABASE_REQUEST_BUDGET_MS). */
   databaseOf: DatabaseOf;
+  /** Database time of a write's transaction, from its start (DATABASE_REQUEST_BUDGET_MS); 0: none. */
+  transactionBudgetMs: number;
+  /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
+  queue?: { maxWaitMs?: number; concurrency?: number } | undefined;
+  /** Told of the writer, e.g. to export its queue's figures as metrics. */
+  onWriter?: ((writer: LedgerWriter) => void) | undefined;
 }
 
 /** `drawdown` → `drawdowns`: the collection a kind of entry is posted to. */
@@ -44,12 +49,20 @@ export function writePathOf(limits: ResourceDefinition, kind: LedgerKind): strin
  * docs/api.md "Writes"). Checked in this order: credentials (401), scope
  * (403), the key's write budget (429), then the body's size, media type and
  * syntax (413, 415, 400), the Idempotency-Key (400), the body's members
- * (422), the node's role (503); then recordWrite, through the
- * limit's queue while another write to it is in flight (coalescedWrites).
+ * (422), the node's role (503); then the ledger's writer (LedgerWriter),
+ * which queues, records and answers it. This file only turns its answer
+ * (or refusal) into HTTP.
  */
 export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOptions): Promise<void> {
   const { store, role, limits, authCache, idempotencyTtlHours, databaseOf } = options;
-  const writes = coalescedWrites(store, limits, idempotencyTtlHours);
+  const writer = new LedgerWriter(store, {
+    idempotencyTtlHours,
+    problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)),
+    transactionBudgetMs: options.transactionBudgetMs,
+    queue: options.queue,
+  });
+  options.onWriter?.(writer);
+  const limitView = limitViewOf(limits);
 
   // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
   app.removeAllContentTypeParsers();
@@ -83,9 +96,22 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
       // The request's view of the store, made here if the authentication had no query to run: with it, its budget.
       const db = databaseOf(request);
       await refuseOnStandby(role, db);
-      const budget = request.databaseBudget;
-      const answer = await writes.run({ orgId: auth.orgId, keyId: auth.keyId, kind, limitUid: uid, body, idempotencyKey, requestId: request.id, budget });
-      return send(reply, answer.status, answer.body, answer.replayed);
+      const operation = entryOperation(limitView, {
+        orgId: auth.orgId,
+        kind,
+        id: newLedgerId(kind),
+        limit: uid,
+        amount: body.amount,
+        at: body.at,
+        keyId: auth.keyId,
+        reference: body.reference,
+      });
+      try {
+        const answer = await writer.write({ operation, idempotency: { key: idempotencyKey, keyId: auth.keyId }, requestId: request.id });
+        return send(reply, answer.status, answer.body, answer.replayed);
+      } catch (error) {
+        throw error instanceof LedgerError ? ledgerApiError(error) : error;
+      }
     });
   }
 }
@@ -96,6 +122,13 @@ function send(reply: FastifyReply, status: number, body: string, replayed: boole
     .code(status)
     .type(status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
     .send(body);
+}
+
+/** A write the ledger refused without an answer to store: what the client sent was wrong (or a 500). */
+function ledgerApiError(error: LedgerError): ApiError {
+  if (error.code === 'limit_not_found') return new ApiError('not_found', error.message, { cause: error });
+  if (error.code === 'invalid_entry') return ApiError.invalidBody([{ param: 'at', detail: error.message }]);
+  return new ApiError('internal_error', 'an unexpected error occurred; quote the request_id when reporting it', { cause: error });
 }
 
 /** A hot standby cannot record anything: say so (503, retry on the primary) rather than fail in the database. */

@@ -3,7 +3,7 @@ import { requireOrganization } from '../auth/organizations.js';
 import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
-import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/apply-ledger-entry.js';
+import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/index.js';
 import { applyLedgerLines, checkLedgerLimits, stageLedgerBatch, type LedgerCounts, type LedgerStaging } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { readLines } from './read-lines.js';

@@ -22,60 +22,100 @@ export interface ClaimRequest extends IdempotencyKeyRef {
   readonly ttlHours: number;
 }
 
-/** Where the claim's values are among the parameters of the statement it is part of ($n). */
-export interface ClaimParams {
-  readonly orgId: number;
-  readonly idempotencyKey: number;
-  readonly fingerprint: number;
-  readonly keyId: number;
-  readonly ttlHours: number;
-}
-
 /**
- * Claims an Idempotency-Key inside the transaction that will record the
- * entry (migration 010), as a CTE (`idempotency_claimed`: one row when
- * claimed) of the statement that records it, so that statement can do its
- * work only `WHERE EXISTS (SELECT 1 FROM idempotency_claimed)`. The row is
- * inserted first: a concurrent request with the same key blocks on the
- * primary key until this transaction ends, then finds the committed row
- * (not claimed: ask claimedEarlier) or, after a rollback, claims the key
- * itself. An expired row counts as absent and is taken over; a live one is
- * only locked, never changed. The DO UPDATE reads the time from the row it
- * would have inserted (EXCLUDED.created_at: the transaction's now()): on a
- * distributed PostgreSQL (Citus) it may call no function that is not IMMUTABLE.
+ * Claims the Idempotency-Keys of one transaction's writes (one organization)
+ * in ONE statement, before the transaction locks anything else, and in key
+ * order: two transactions that share keys wait for each other's keys in the
+ * same order, and neither holds a row the other needs while it waits (the
+ * lock order of ledger-operation.ts). A key another transaction holds makes
+ * this wait until it ends; then its committed row is found (not claimed:
+ * see the answers) or, after its rollback, claimed here. An expired row
+ * counts as absent and is taken over; a live one is only locked, never changed.
+ *
+ * Resolves to each request's claim, in the order given. A key whose row is
+ * deleted (a prune) between the claim and the read of it is claimed again.
  */
-export function claimIdempotencyKeyCte(p: ClaimParams): string {
-  return `idempotency_claimed AS (
-    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, created_at, expires_at)
-    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now(), now() + make_interval(hours => $${p.ttlHours}::int))
-    ON CONFLICT (org_id, idempotency_key) DO UPDATE
-       SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-           response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
-    RETURNING 1 AS claimed
-  )`;
-}
-
-/**
- * What a key that the statement of claimIdempotencyKeyCte did not claim
- * holds: the earlier request's stored response. Read in a statement of its
- * own, which sees the row a concurrent request committed while the claim
- * waited for it. Undefined when the row has gone since (a prune): claim
- * again.
- */
-export async function claimedEarlier(tx: Queryable, request: ClaimRequest): Promise<Exclude<IdempotencyClaim, { kind: 'claimed' }> | undefined> {
-  const { orgId, idempotencyKey, fingerprint } = request;
-  const [first] = await tx.query<{ request_fingerprint: string; response_status: number | null; response_body: string | null }>(
-    `SELECT request_fingerprint, response_status, response_body FROM idempotency_keys
-      WHERE org_id = $1 AND idempotency_key = $2`,
-    [orgId, idempotencyKey],
-  );
-  if (!first) return undefined;
-  if (first.request_fingerprint !== fingerprint) return { kind: 'reused' };
-  if (first.response_status === null || first.response_body === null) {
-    throw new Error(`idempotency key row without a response outside its transaction (org ${orgId})`);
+export async function claimIdempotencyKeys(tx: Queryable, orgId: string, requests: readonly ClaimRequest[]): Promise<IdempotencyClaim[]> {
+  const claims = new Array<IdempotencyClaim | undefined>(requests.length);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const pending = requests.flatMap((request, i) => (claims[i] === undefined ? [i] : []));
+    if (pending.length === 0) break;
+    const claimed = await claimPending(
+      tx,
+      orgId,
+      pending.map((i) => requests[i] as ClaimRequest),
+    );
+    const unclaimed = pending.filter((i) => !claimed.has((requests[i] as ClaimRequest).idempotencyKey));
+    for (const i of pending) if (claimed.has((requests[i] as ClaimRequest).idempotencyKey)) claims[i] = { kind: 'claimed' };
+    if (unclaimed.length === 0) break;
+    const earlier = await storedResponses(
+      tx,
+      orgId,
+      unclaimed.map((i) => (requests[i] as ClaimRequest).idempotencyKey),
+    );
+    for (const i of unclaimed) {
+      const request = requests[i] as ClaimRequest;
+      const row = earlier.get(request.idempotencyKey);
+      if (!row) continue; // pruned since: claim it again
+      if (row.request_fingerprint !== request.fingerprint) claims[i] = { kind: 'reused' };
+      else if (row.response_status === null || row.response_body === null) {
+        throw new Error(`idempotency key row without a response outside its transaction (org ${orgId})`);
+      } else claims[i] = { kind: 'replay', status: Number(row.response_status), body: row.response_body };
+    }
   }
-  return { kind: 'replay', status: Number(first.response_status), body: first.response_body };
+  return claims.map((claim) => {
+    if (!claim) throw new Error('could not claim an idempotency key: it kept disappearing');
+    return claim;
+  });
+}
+
+// The DO UPDATE reads the time from the row it would have inserted
+// (EXCLUDED.created_at: the transaction's now()): on a distributed PostgreSQL
+// (Citus, docs/scaling.md) it may call no function that is not IMMUTABLE.
+const CLAIM_KEYS = `INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, created_at, expires_at)
+  SELECT $1, v.idempotency_key, v.fingerprint, v.key_id, now(), now() + make_interval(hours => v.ttl_hours)
+    FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS v (idempotency_key, fingerprint, key_id, ttl_hours)
+   ORDER BY v.idempotency_key COLLATE "C"
+  ON CONFLICT (org_id, idempotency_key) DO UPDATE
+     SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
+         response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+   WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
+  RETURNING idempotency_key`;
+
+async function claimPending(tx: Queryable, orgId: string, requests: readonly ClaimRequest[]): Promise<Set<string>> {
+  const rows = await tx.query<{ idempotency_key: string }>(
+    CLAIM_KEYS,
+    [
+      orgId,
+      requests.map((request) => request.idempotencyKey),
+      requests.map((request) => request.fingerprint),
+      requests.map((request) => request.keyId),
+      requests.map((request) => request.ttlHours),
+    ],
+    { prepare: true },
+  );
+  return new Set(rows.map((row) => row.idempotency_key));
+}
+
+interface StoredRow {
+  idempotency_key: string;
+  request_fingerprint: string;
+  response_status: number | null;
+  response_body: string | null;
+}
+
+/**
+ * What keys the claim did not take hold: the earlier requests' stored
+ * responses. A statement of its own, which sees the rows concurrent
+ * transactions committed while the claim waited for them.
+ */
+async function storedResponses(tx: Queryable, orgId: string, keys: readonly string[]): Promise<Map<string, StoredRow>> {
+  const rows = await tx.query<StoredRow>(
+    `SELECT idempotency_key, request_fingerprint, response_status, response_body FROM idempotency_keys
+      WHERE org_id = $1 AND idempotency_key = ANY ($2::text[])`,
+    [orgId, keys],
+  );
+  return new Map(rows.map((row) => [row.idempotency_key, row]));
 }
 
 const STORE_RESPONSE = 'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2';

@@ -24,6 +24,8 @@ const WRITE_ERRORS = [
   'rate_limited',
   'internal_error',
   'service_unavailable',
+  'overloaded',
+  'outcome_unknown',
 ] as const satisfies readonly ErrorCode[];
 
 const KIND_TEXT: Record<LedgerKind, { summary: string; operationId: string; effect: string; refusal: string }> = {

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
+import { CommitOutcomeUnknownError, StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
@@ -238,10 +238,16 @@ export class PostgresStore implements Store {
         },
       };
       const result = await fn(tx);
-      await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
+      try {
+        await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
+      } catch (error) {
+        // Sent, and no answer: it may have committed. (An error the server answered rolled it back.)
+        if (error instanceof StoreUnavailableError) throw new CommitOutcomeUnknownError(error);
+        throw error;
+      }
       return result;
     } catch (error) {
-      broken = error instanceof StoreUnavailableError;
+      broken = error instanceof StoreUnavailableError || error instanceof CommitOutcomeUnknownError;
       if (!budgetSpent()) await runPgQuery(client, this.timed({ text: 'ROLLBACK' })).catch(() => {});
       throw error;
     } finally {

@@ -103,3 +103,16 @@ export class StoreUnavailableError extends Error {
     this.name = 'StoreUnavailableError';
   }
 }
+
+/**
+ * The COMMIT was sent but its answer never came (the connection was lost,
+ * or the transaction's time ran out while waiting for it): the transaction
+ * may or may not have committed. Unlike StoreUnavailableError, this does
+ * not mean that nothing ran.
+ */
+export class CommitOutcomeUnknownError extends Error {
+  constructor(cause: unknown) {
+    super('the database did not confirm the commit', { cause });
+    this.name = 'CommitOutcomeUnknownError';
+  }
+}

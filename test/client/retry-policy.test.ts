@@ -42,9 +42,10 @@ describe('parseRetryAfter', () => {
 });
 
 describe('what is retried', () => {
-  it('retries 429 and 503 answers only: no other 4xx or 5xx', () => {
-    const retried = [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 502, 503, 504].filter(retriesAnswer);
-    expect(retried).toEqual([429, 503]);
+  it('retries 429 and 503 answers, and a write\'s 504 outcome_unknown (with its key): no other 4xx or 5xx', () => {
+    const statuses = [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 502, 503, 504];
+    expect(statuses.filter((status) => retriesAnswer(status, 'GET'))).toEqual([429, 503]);
+    expect(statuses.filter((status) => retriesAnswer(status, 'POST'))).toEqual([429, 503, 504]);
   });
 
   it('sends again a request that got no answer only when it is a write, which carries an Idempotency-Key', () => {

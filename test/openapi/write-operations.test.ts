@@ -21,7 +21,7 @@ describe('the OpenAPI document of the writes', () => {
       expect(operation?.requestBody.required).toBe(true);
       expect(Object.keys(operation?.requestBody.content ?? {})).toEqual(['application/json']);
       expect(operation?.parameters).toContainEqual({ $ref: '#/components/parameters/Idempotency-Key' });
-      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(['201', '400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '503']);
+      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(['201', '400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '503', '504']);
       const codesOf = (status: string) => operation?.responses[status]?.content?.['application/problem+json']?.schema.allOf?.[1]?.properties?.code?.enum;
       expect(codesOf('409')).toEqual(['insufficient_balance', 'repayment_exceeds_outstanding']);
       expect(codesOf('422')).toEqual(['invalid_body', 'idempotency_key_reused']);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { requireOrganization } from '../../auth/organizations.js';
-import { applyLedgerEntry, LedgerError, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
+import { LedgerError, LedgerWriter, entryOperation, limitViewOf, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
+import { creditLimits } from '../../resources/credit-limits.js';
 import { formatMicros, parseTimestamp } from '../../listing/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
@@ -37,7 +38,13 @@ export function registerLedgerCommand(program: Command, name: string, kind: Ledg
       try {
         const result = await withStore(async (store) => {
           const org = await requireOrganization(store, flags.org);
-          return applyLedgerEntry(store, org.id, { kind, id: flags.id ?? newLedgerId(kind), limit: flags.limit, amount: amount.value, at });
+          // The ledger's one writer, as the HTTP route uses it; idempotent by the entry's id (--id) instead of an Idempotency-Key.
+          const writer = new LedgerWriter(store, { idempotencyTtlHours: 24, problemBody: (error) => error.message });
+          const id = flags.id ?? newLedgerId(kind);
+          const operation = entryOperation(limitViewOf(creditLimits), { orgId: org.id, kind, id, limit: flags.limit, amount: amount.value, at, idGivenByCaller: true });
+          const answer = await writer.write({ operation });
+          if (!answer.value) throw new Error(`${kind} ${id}: the ledger answered ${answer.status} without a result`);
+          return answer.value;
         });
         print(flags, toJson(result), resultText(result));
       } catch (error) {

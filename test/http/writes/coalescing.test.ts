@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { ApiError } from '../../../src/domain/errors.js';
-import { coalescedWrites, recordWrite, type WriteAnswer, type WriteRequest } from '../../../src/http/record-write.js';
-import type { LedgerKind } from '../../../src/ledger/ledger-entry.js';
+import { problemDocument } from '../../../src/http/problem.js';
+import { entryOperation, LedgerError, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind, type LedgerResult, type LedgerWriteRequest, type WriteAnswer } from '../../../src/ledger/index.js';
 import { creditLimits } from '../../../src/resources/credit-limits.js';
 import type { Store, Transaction } from '../../../src/store/store.js';
 import { json, useApp } from '../../helpers/app.js';
@@ -9,6 +9,11 @@ import { describeEachStore } from '../../helpers/stores.js';
 import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
 const TTL_HOURS = 24;
+
+/** A process's writer, as the HTTP route makes it. */
+function writerOn(store: Store): LedgerWriter {
+  return new LedgerWriter(store, { idempotencyTtlHours: TTL_HOURS, problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)) });
+}
 
 /**
  * The store, counting its transactions; `failQuery(n)` makes the n-th statement of the next transaction
@@ -75,6 +80,7 @@ type Outcome = { status: number; outstanding?: string; code?: string; replayed?:
 function outcomeOf(settled: PromiseSettledResult<WriteAnswer>): Outcome {
   if (settled.status === 'rejected') {
     const error: unknown = settled.reason;
+    if (error instanceof LedgerError) return { error: error.code, status: 0 }; // the HTTP route's to map (a 404 or 422)
     return error instanceof ApiError ? { error: error.code, status: error.status } : { error: String(error), status: 500 };
   }
   const body = JSON.parse(settled.value.body) as { limit?: { outstanding: number }; code?: string };
@@ -91,13 +97,9 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
   const app = useApp(counted.store);
   const { writer, newLimit } = useWriter(store);
 
-  const request = (limitUid: string, kind: LedgerKind, amount: string, idempotencyKey: string, at?: string): WriteRequest => ({
-    orgId: writer().org.id,
-    keyId: writer().keyId,
-    kind,
-    limitUid,
-    body: { amount, ...(at ? { at } : {}) },
-    idempotencyKey,
+  const request = (limitUid: string, kind: LedgerKind, amount: string, idempotencyKey: string, at?: string): LedgerWriteRequest<LedgerResult> => ({
+    operation: entryOperation(limitViewOf(creditLimits), { orgId: writer().org.id, kind, id: newLedgerId(kind), limit: limitUid, amount, at, keyId: writer().keyId }),
+    idempotency: { key: idempotencyKey, keyId: writer().keyId },
     requestId: `req-${idempotencyKey}`,
   });
 
@@ -109,16 +111,17 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
       kind: (i % 4 === 3 || i % 9 === 8 ? 'repayment' : 'drawdown') as LedgerKind,
       amount: ['7.00', '13.00', '20.00', '31.00', '2.50'][i % 5] ?? '1.00',
     }));
-    const writes = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+    const writes = writerOn(counted.store());
     const before = counted.transactions();
     // Submitted in this order in one tick: the first runs alone, the other 39 queue behind it (32 + 7).
-    const answers = await Promise.allSettled(steps.map((step, i) => writes.run(request(coalesced, step.kind, step.amount, `seq-c-${i}`))));
+    const answers = await Promise.allSettled(steps.map((step, i) => writes.write(request(coalesced, step.kind, step.amount, `seq-c-${i}`))));
     expect(counted.transactions() - before).toBe(3);
     expect(writes.busyLanes).toBe(0);
 
     const oneByOne: PromiseSettledResult<WriteAnswer>[] = [];
+    const alone = writerOn(store());
     for (const [i, step] of steps.entries()) {
-      oneByOne.push(await recordWrite(store(), creditLimits, request(sequential, step.kind, step.amount, `seq-s-${i}`), TTL_HOURS).then(
+      oneByOne.push(await alone.write(request(sequential, step.kind, step.amount, `seq-s-${i}`)).then(
         (value) => ({ status: 'fulfilled' as const, value }),
         (reason: unknown) => ({ status: 'rejected' as const, reason }),
       ));
@@ -139,7 +142,7 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
     const entries = model.filter((m) => m.status === 201).length;
     expect(await ledgerState(store(), writer().org.id, coalesced)).toEqual({ outstanding: (outstanding / 100).toFixed(2), entries });
     // Every answer, refusals included, is stored: a retry replays it.
-    const retried = await Promise.all(steps.map((step, i) => writes.run(request(coalesced, step.kind, step.amount, `seq-c-${i}`))));
+    const retried = await Promise.all(steps.map((step, i) => writes.write(request(coalesced, step.kind, step.amount, `seq-c-${i}`))));
     expect(retried.map((answer) => answer.replayed)).toEqual(steps.map(() => true));
     expect(retried.map((answer) => answer.body)).toEqual(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value.body : undefined)));
   });
@@ -162,22 +165,22 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
 
   it('runs a batch again write by write when one of its writes fails: that one fails as it would alone, the others succeed exactly once', async () => {
     const uid = await newLimit('1000.00');
-    const writes = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+    const writes = writerOn(counted.store());
     const before = counted.transactions();
     const answers = await Promise.allSettled([
-      writes.run(request(uid, 'drawdown', '1.00', 'fail-0')),
-      writes.run(request(uid, 'drawdown', '2.00', 'fail-1')),
+      writes.write(request(uid, 'drawdown', '1.00', 'fail-0')),
+      writes.write(request(uid, 'drawdown', '2.00', 'fail-1')),
       // The database finds this `at` in the future: alone it is a 422 and changes nothing.
-      writes.run(request(uid, 'drawdown', '4.00', 'fail-2', '2999-01-01T00:00:00.000000Z')),
-      writes.run(request(uid, 'repayment', '1.00', 'fail-3')),
-      writes.run(request(uid, 'drawdown', '8.00', 'fail-4')),
+      writes.write(request(uid, 'drawdown', '4.00', 'fail-2', '2999-01-01T00:00:00.000000Z')),
+      writes.write(request(uid, 'repayment', '1.00', 'fail-3')),
+      writes.write(request(uid, 'drawdown', '8.00', 'fail-4')),
     ]);
     // The leader, the batch that rolled back, then each of its four alone.
     expect(counted.transactions() - before).toBe(6);
     expect(answers.map(outcomeOf)).toEqual([
       { status: 201, outstanding: '1.00', replayed: false },
       { status: 201, outstanding: '3.00', replayed: false },
-      { error: 'invalid_body', status: 422 },
+      { error: 'invalid_entry', status: 0 },
       { status: 201, outstanding: '2.00', replayed: false },
       { status: 201, outstanding: '10.00', replayed: false },
     ]);
@@ -192,11 +195,11 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
 
   it('runs a batch again write by write when the database fails it midway: nothing of it stays, each write is recorded once', async () => {
     const uid = await newLimit('1000.00');
-    const writes = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+    const writes = writerOn(counted.store());
     const before = counted.transactions();
-    const leader = writes.run(request(uid, 'drawdown', '1.00', 'dbfail-0'));
-    const queued = [1, 2, 3, 4].map((i) => writes.run(request(uid, 'drawdown', `${i}.00`, `dbfail-${i}`)));
-    // The batch's third statement (its second write already applied, not committed) fails.
+    const leader = writes.write(request(uid, 'drawdown', '1.00', 'dbfail-0'));
+    const queued = [1, 2, 3, 4].map((i) => writes.write(request(uid, 'drawdown', `${i}.00`, `dbfail-${i}`)));
+    // The batch's third statement (after its keys' claim and its first write, not committed) fails.
     counted.failQuery(3);
     const answers = await Promise.allSettled([leader, ...queued]);
     // The leader, the batch that failed, then each of its four alone.
@@ -207,15 +210,15 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
 
   it('never lets two writes with the same Idempotency-Key both write: the later one replays or is refused', async () => {
     const uid = await newLimit('1000.00');
-    const writes = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
+    const writes = writerOn(counted.store());
     const before = counted.transactions();
     const answers = await Promise.allSettled([
-      writes.run(request(uid, 'drawdown', '1.00', 'dup-0')),
-      writes.run(request(uid, 'drawdown', '2.00', 'dup-1')),
-      writes.run(request(uid, 'drawdown', '3.00', 'dup-2')),
-      writes.run(request(uid, 'drawdown', '2.00', 'dup-1')),
-      writes.run(request(uid, 'drawdown', '5.00', 'dup-1')),
-      writes.run(request(uid, 'drawdown', '4.00', 'dup-3')),
+      writes.write(request(uid, 'drawdown', '1.00', 'dup-0')),
+      writes.write(request(uid, 'drawdown', '2.00', 'dup-1')),
+      writes.write(request(uid, 'drawdown', '3.00', 'dup-2')),
+      writes.write(request(uid, 'drawdown', '2.00', 'dup-1')),
+      writes.write(request(uid, 'drawdown', '5.00', 'dup-1')),
+      writes.write(request(uid, 'drawdown', '4.00', 'dup-3')),
     ]);
     // dup-0 alone; [dup-1, dup-2]; the second dup-1 alone (the third would repeat its key); [dup-1 (5.00), dup-3].
     expect(counted.transactions() - before).toBe(4);
@@ -250,18 +253,19 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
   // Two processes (two coalescers) on one database; PGlite has one connection and runs nothing concurrently.
   if (kind === 'postgres') {
     it(
-      'answers a write that lost a deadlock to another process\'s batch (the same request sent to both) by running it again: its key replays',
+      'the same request sent to another process while a batch holding its key waits for the limit: no deadlock, no second transaction, it replays',
       async () => {
         const uid = await newLimit('1000.00');
-        const processA = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
-        const processB = coalescedWrites(counted.store(), creditLimits, TTL_HOURS);
-        const leader = processA.run(request(uid, 'drawdown', '1.00', 'dl-0'));
-        const queued = [processA.run(request(uid, 'drawdown', '2.00', 'dl-1')), processA.run(request(uid, 'drawdown', '3.00', 'dl-k'))];
-        // A's batch stops before its second write (dl-k), holding the limit's row lock after dl-1.
+        const processA = writerOn(counted.store());
+        const processB = writerOn(counted.store());
+        const leader = processA.write(request(uid, 'drawdown', '1.00', 'dl-0'));
+        const queued = [processA.write(request(uid, 'drawdown', '2.00', 'dl-1')), processA.write(request(uid, 'drawdown', '3.00', 'dl-k'))];
+        // A's batch has claimed dl-1 and dl-k and stops before its first write. (Before keys were claimed
+        // first, it held the limit's row after dl-1 while B held dl-k and waited for the limit: a deadlock.)
         const gate = counted.pauseQuery(2);
         await gate.reached;
-        // B claims dl-k, then waits for the limit; A's batch, released, waits for dl-k: a deadlock.
-        const sameRequest = processB.run(request(uid, 'drawdown', '3.00', 'dl-k'));
+        const before = counted.transactions();
+        const sameRequest = processB.write(request(uid, 'drawdown', '3.00', 'dl-k'));
         for (let waited = 0; ; waited += 1) {
           // B, and only B: waiting for a lock while holding one on this suite's own idempotency_keys (its claim of
           // dl-k). Other test files' writes, in other schemas, wait on locks with the same statement text.
@@ -271,7 +275,7 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
                 AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.relation = 'idempotency_keys'::regclass)`,
           );
           if (row?.n !== '0') break;
-          if (waited > 500) throw new Error('B never waited for the limit');
+          if (waited > 500) throw new Error('B never waited for its key');
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         gate.release();
@@ -281,6 +285,8 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
         expect(k?.status).toBe(201);
         expect(again?.body).toBe(k?.body);
         expect([k?.replayed, again?.replayed].sort()).toEqual([false, true]);
+        // B's one transaction: it was never a deadlock victim run again.
+        expect(counted.transactions() - before).toBe(1);
         expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '6.00', entries: 3 });
       },
     );

@@ -1,0 +1,48 @@
+import type { Queryable } from '../store/store.js';
+import type { LedgerError } from './ledger-error.js';
+
+/** Refusals that are answers: stored under the write's Idempotency-Key and replayed, like a 201. */
+export type StoredRefusalCode = 'insufficient_balance' | 'repayment_exceeds_outstanding';
+
+/** What an operation did in its transaction: a success to answer (and store), or a refusal that changed nothing. */
+export type Applied<T> =
+  | { readonly ok: true; readonly status: number; readonly body: string; readonly value: T }
+  | { readonly ok: false; readonly refusal: LedgerError & { readonly code: StoredRefusalCode } };
+
+/**
+ * One kind of write the ledger records (a drawdown or a repayment,
+ * entry-operation.ts; a loan is another). The writer (ledger-writer.ts) gives
+ * every kind the same queue, idempotency, transaction and answers; the kind
+ * says only what it locks, how a request is recognized and what it does.
+ *
+ * Lock order, which keeps every interleaving free of deadlocks: a
+ * transaction first claims all its Idempotency-Keys in one statement (in key
+ * order), and only then may `apply` lock rows — the credit limit's row
+ * first, then any row that hangs from it (a loan). `apply` must never take
+ * another Idempotency-Key or a second credit limit.
+ */
+export interface LedgerOperation<T = unknown> {
+  readonly orgId: string;
+  /**
+   * Writes of one lane never run concurrently in one process (they would
+   * only wait for one row lock): the organization and the credit limit whose
+   * row `apply` locks. Queued writes of a lane run together in one transaction.
+   */
+  readonly lane: string;
+  /** SHA-256 (hex) of the request as the client sent it: one Idempotency-Key with another fingerprint is refused. */
+  readonly fingerprint: string;
+  /**
+   * Does the write inside the transaction (its key, if any, already
+   * claimed). A refusal that is an answer returns `{ ok: false }` having
+   * changed nothing; anything thrown rolls the whole transaction back.
+   */
+  apply(tx: Queryable): Promise<Applied<T>>;
+}
+
+/** Thrown by `apply` when a concurrent transaction won a race the write cannot answer within its own: run it again. */
+export class RetryWrite extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RetryWrite';
+  }
+}

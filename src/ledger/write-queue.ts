@@ -1,0 +1,205 @@
+import { performance } from 'node:perf_hooks';
+
+/** A request's answer, or what it throws. */
+export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+export interface WriteQueueOptions {
+  /** The most writes of one lane run in one transaction. */
+  readonly maxBatch: number;
+  /** The most transactions of this process in flight at once (the rest wait here, not in the connection pool). */
+  readonly concurrency: number;
+  /**
+   * The longest a write may wait here before its transaction starts. A
+   * write whose estimated wait is longer is refused on arrival
+   * (`overloaded`); one that waited longer after all (the database slowed
+   * down) is answered without running (`waitedTooLong`).
+   */
+  readonly maxWaitMs: number;
+}
+
+export interface QueuedWork<R, T> {
+  /** Requests of one lane (one credit limit) never run concurrently in this process. */
+  laneOf(request: R): string;
+  /** Requests with the same conflict key (Idempotency-Key) never share a batch; undefined: none. */
+  conflictKeyOf(request: R): string | undefined;
+  /** Runs the requests in one transaction (or, if it fails, as the writer decides); settles each. Never throws. */
+  run(batch: readonly R[]): Promise<Settled<T>[]>;
+  /** The refusal of a request that arrives when its wait is estimated at `waitMs`, over the bound. */
+  overloaded(waitMs: number): unknown;
+  /** The answer of a request that waited here `waitedMs`, past the bound, without running. */
+  waitedTooLong(waitedMs: number): unknown;
+}
+
+interface Waiting<R, T> {
+  readonly request: R;
+  readonly since: number;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+interface Lane<R, T> {
+  readonly key: string;
+  readonly queue: Waiting<R, T>[];
+  /** A transaction of the lane is in flight. */
+  running: boolean;
+}
+
+/** A transaction's duration before any was measured (ms). */
+const FIRST_ESTIMATE_MS = 10;
+/** Weight of the newest transaction in the running average of their durations. */
+const SMOOTHING = 0.2;
+
+/**
+ * The process's queue of writes. Per lane, one transaction at a time: the
+ * writes that arrive while it runs wait, then run together (up to maxBatch,
+ * in arrival order, never two with one conflict key). Across lanes, at most
+ * `concurrency` transactions at once; lanes with writes ready take turns in
+ * the order they became ready. A write that finds its lane idle and a slot
+ * free runs at once.
+ *
+ * Capacity, not a clock, decides refusals: on arrival the wait before the
+ * write's transaction starts is estimated from the batches ahead of it (in
+ * its lane, and lanes waiting for a slot) and the running average of a
+ * transaction's duration; over maxWaitMs it is refused at once, before it
+ * waits, having run nothing. The database time a write may use (its
+ * budget) is the transaction's own and starts when the transaction does.
+ */
+export class WriteQueue<R, T> {
+  private readonly lanes = new Map<string, Lane<R, T>>();
+  /** Lanes with writes waiting for a transaction slot, in the order they became ready. */
+  private readonly ready: Lane<R, T>[] = [];
+  private inFlight = 0;
+  private waitingCount = 0;
+  private transactionMs = FIRST_ESTIMATE_MS;
+  private refusedCount = 0;
+
+  constructor(
+    private readonly work: QueuedWork<R, T>,
+    private readonly options: WriteQueueOptions,
+    /** The clock (ms): a test's own, to measure transactions and waits without wall-clock time. */
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    for (const [name, value] of Object.entries(options)) {
+      if (!Number.isInteger(value) || value < 1) throw new RangeError(`write queue: ${name} must be a positive integer, got ${value}`);
+    }
+  }
+
+  /** Writes waiting for their transaction; transactions in flight; writes refused as overloaded since start. */
+  get stats(): { readonly waiting: number; readonly inFlight: number; readonly overloaded: number; readonly transactionMs: number } {
+    return { waiting: this.waitingCount, inFlight: this.inFlight, overloaded: this.refusedCount, transactionMs: this.transactionMs };
+  }
+
+  /** Lanes with a write queued or in flight (none once every write has been answered). */
+  get busyLanes(): number {
+    return this.lanes.size;
+  }
+
+  run(request: R): Promise<T> {
+    const key = this.work.laneOf(request);
+    let lane = this.lanes.get(key);
+    const waitMs = this.estimatedWaitMs(lane);
+    if (waitMs > this.options.maxWaitMs) {
+      this.refusedCount += 1;
+      return Promise.reject(this.work.overloaded(waitMs));
+    }
+    if (!lane) {
+      lane = { key, queue: [], running: false };
+      this.lanes.set(key, lane);
+    }
+    const target = lane;
+    return new Promise<T>((resolve, reject) => {
+      target.queue.push({ request, since: this.now(), resolve, reject });
+      this.waitingCount += 1;
+      if (!target.running && target.queue.length === 1) {
+        this.ready.push(target);
+        this.pump();
+      }
+    });
+  }
+
+  /**
+   * How long a write arriving now would wait before its transaction starts:
+   * the lane's batches ahead of it, each waiting for a slot when lanes
+   * queue for one, times the average transaction. Zero on an idle lane with
+   * a free slot.
+   */
+  private estimatedWaitMs(lane: Lane<R, T> | undefined): number {
+    const slotFree = this.inFlight < this.options.concurrency && this.ready.length === 0;
+    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / this.options.maxBatch) : 0;
+    const turn = Math.max(1, (this.ready.length + this.inFlight) / this.options.concurrency);
+    const slotWait = slotFree ? 0 : Math.ceil((this.ready.length + 1) / this.options.concurrency);
+    return (batchesAhead * turn + slotWait) * this.transactionMs;
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.concurrency) {
+      const lane = this.ready.shift();
+      if (!lane) return;
+      this.start(lane);
+    }
+  }
+
+  private start(lane: Lane<R, T>): void {
+    const batch = this.take(lane);
+    if (batch.length === 0) return this.settleLane(lane);
+    lane.running = true;
+    this.inFlight += 1;
+    const started = this.now();
+    void this.work.run(batch.map((waiting) => waiting.request)).then(
+      (settled) => {
+        batch.forEach((waiting, i) => {
+          const outcome = settled[i];
+          if (!outcome) waiting.reject(new Error('write queue: the batch answered fewer writes than it ran'));
+          else if (outcome.ok) waiting.resolve(outcome.value);
+          else waiting.reject(outcome.error);
+        });
+        this.finish(lane, started);
+      },
+      (error: unknown) => {
+        for (const waiting of batch) waiting.reject(error);
+        this.finish(lane, started);
+      },
+    );
+  }
+
+  private finish(lane: Lane<R, T>, started: number): void {
+    this.transactionMs += SMOOTHING * (this.now() - started - this.transactionMs);
+    lane.running = false;
+    this.inFlight -= 1;
+    this.settleLane(lane);
+    this.pump();
+  }
+
+  /** A lane whose transaction ended: back in line for a slot if writes wait, else forgotten. */
+  private settleLane(lane: Lane<R, T>): void {
+    if (lane.queue.length > 0) this.ready.push(lane);
+    else this.lanes.delete(lane.key);
+  }
+
+  /** The queue's head (up to maxBatch, up to the first repeated conflict key); writes that waited too long are answered instead. */
+  private take(lane: Lane<R, T>): Waiting<R, T>[] {
+    const now = this.now();
+    const keys = new Set<string>();
+    const batch: Waiting<R, T>[] = [];
+    while (batch.length < this.options.maxBatch) {
+      const waiting = lane.queue[0];
+      if (!waiting) break;
+      const waited = now - waiting.since;
+      if (waited > this.options.maxWaitMs) {
+        lane.queue.shift();
+        this.waitingCount -= 1;
+        waiting.reject(this.work.waitedTooLong(waited));
+        continue;
+      }
+      const key = this.work.conflictKeyOf(waiting.request);
+      if (key !== undefined) {
+        if (keys.has(key)) break;
+        keys.add(key);
+      }
+      lane.queue.shift();
+      this.waitingCount -= 1;
+      batch.push(waiting);
+    }
+    return batch;
+  }
+}

@@ -1,0 +1,124 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.js';
+import { migrate } from '../../../src/store/migrate.js';
+import { PostgresStore } from '../../../src/store/postgres-store.js';
+import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
+import { createTempPostgres, postgresBinDir, type TempPostgres } from '../../helpers/temp-postgres.js';
+import { createTenant, type Tenant } from '../../helpers/tenants.js';
+import { ledgerState } from '../../helpers/writes.js';
+
+const binDir = postgresBinDir();
+const BUDGET_MS = 500;
+
+// A PostgreSQL of this test's own: it is frozen (SIGSTOP) and given a slow COMMIT.
+describe.runIf(binDir)('what a write that failed in the database is answered', () => {
+  let pg: TempPostgres;
+  let store: PostgresStore;
+  let app: FastifyInstance;
+  let tenant: Tenant;
+  let frozen = false;
+
+  beforeAll(async () => {
+    pg = await createTempPostgres(binDir ?? '');
+    // Production timeouts: only the database budget ends a wait on a frozen server.
+    store = new PostgresStore(pg.url, { poolSize: 10, connectionTimeoutMs: 800, queryTimeoutMs: 15_000 });
+    await migrate(store);
+    tenant = await createTenant(store, 'Honest', 'write');
+    await insertCreditLimits(
+      store,
+      tenant.org.id,
+      ['cl_slow', 'cl_0', 'cl_1', 'cl_2', 'cl_3'].map((uid) => creditLimit({ uid, capacity: '1000000.00', outstanding: '0.00' })),
+    );
+    app = await buildApp({ store, databaseRequestBudgetMs: BUDGET_MS, authCache: { ttlMs: 600_000 } });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (frozen) await pg.signal('SIGCONT');
+    await app?.close();
+    await store?.close();
+    await pg?.destroy();
+  });
+
+  const draw = (limit: string, key: string): Promise<LightMyRequestResponse> =>
+    app.inject({
+      method: 'POST',
+      url: `/api/limits/${limit}/drawdowns/`,
+      headers: { authorization: tenant.authorization, 'content-type': 'application/json', 'idempotency-key': key },
+      payload: { amount: '1.00' },
+    });
+  const storedKeys = async (keys: readonly string[]) => {
+    const rows = await store.query<{ idempotency_key: string }>('SELECT idempotency_key FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = ANY ($2::text[])', [
+      tenant.org.id,
+      keys,
+    ]);
+    return new Set(rows.map((row) => row.idempotency_key));
+  };
+
+  it('answers 504 outcome_unknown, not 503, when the budget runs out while the COMMIT is under way; the same key then replays what was committed', async () => {
+    // A COMMIT that takes longer than the budget: the write is committed after the service stopped waiting.
+    await store.exec(`
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(${(6 * BUDGET_MS) / 1000}); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON ledger_entries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+    const response = await draw('cl_slow', 'slow-commit');
+    expect(response.statusCode).toBe(504);
+    expect(response.json()).toMatchObject({ code: 'outcome_unknown' });
+    expect(response.headers['retry-after']).toBe('1');
+    await store.exec('DROP TRIGGER slow_commit ON ledger_entries; DROP FUNCTION slow_commit()');
+    // The COMMIT the service gave up on goes through once the trigger's sleep ends.
+    for (let polls = 0; (await storedKeys(['slow-commit'])).size === 0; polls += 1) {
+      if (polls > 600) throw new Error('the slow COMMIT never landed');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const retried = await draw('cl_slow', 'slow-commit');
+    expect(retried.statusCode).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    expect(await ledgerState(store, tenant.org.id, 'cl_slow')).toEqual({ outstanding: '1.00', entries: 1 });
+  }, 120_000);
+
+  it('with the database frozen mid-burst, no write answered 503 (service_unavailable or overloaded) was committed, and every 504 completes once on retry', async () => {
+    const keys = Array.from({ length: 160 }, (_, i) => `burst-${i}`);
+    let created = 0;
+    const answers = await Promise.all(
+      keys.map(async (key, i) => {
+        const response = await draw(`cl_${i % 4}`, key);
+        if (response.statusCode === 201 && ++created === 20) {
+          frozen = true;
+          await pg.signal('SIGSTOP');
+        }
+        return { key, status: response.statusCode, code: response.statusCode >= 400 ? (response.json() as { code: string }).code : undefined };
+      }),
+    );
+    expect(frozen, 'the burst outlasted 20 writes: the freeze came mid-burst').toBe(true);
+    await pg.signal('SIGCONT');
+    frozen = false;
+    const unexpected = answers.filter((answer) => ![201, 503, 504].includes(answer.status));
+    expect(unexpected).toEqual([]);
+    const refused = answers.filter((answer) => answer.status === 503);
+    expect(refused.length, 'the freeze refused some writes').toBeGreaterThan(0);
+    for (const answer of refused) expect(['service_unavailable', 'overloaded']).toContain(answer.code);
+    // A connection cut mid-COMMIT may still commit on the server: wait until nothing of the burst is in flight.
+    for (let polls = 0; ; polls += 1) {
+      const [active] = await store.query<{ n: string }>("SELECT count(*)::text AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()");
+      if (active?.n === '0') break;
+      if (polls > 600) throw new Error('transactions of the burst never ended');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const stored = await storedKeys(keys);
+    expect(refused.filter((answer) => stored.has(answer.key)).map((answer) => answer.key)).toEqual([]);
+    expect(answers.filter((answer) => answer.status === 201 && !stored.has(answer.key))).toEqual([]);
+    // Every write not answered 201 is retried with its key: the 504s that were committed replay, the rest record once.
+    for (const answer of answers.filter((a) => a.status !== 201)) {
+      const retried = await draw(`cl_${keys.indexOf(answer.key) % 4}`, answer.key);
+      expect(retried.statusCode, answer.key).toBe(201);
+      expect(retried.headers['idempotent-replayed'] === 'true').toBe(answer.status === 504 && stored.has(answer.key));
+    }
+    let entries = 0;
+    for (let i = 0; i < 4; i += 1) {
+      const state = await ledgerState(store, tenant.org.id, `cl_${i}`);
+      expect(Number(state.outstanding)).toBe(state.entries);
+      entries += state.entries;
+    }
+    expect(entries).toBe(keys.length);
+  }, 180_000);
+});

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../../src/store/migrate.js';
+import { PostgresStore } from '../../../src/store/postgres-store.js';
+import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
+import { spawnServer, type SpawnedServer } from '../../helpers/spawn-server.js';
+import { createTempPostgres, postgresBinDir, type TempPostgres } from '../../helpers/temp-postgres.js';
+import { createTenant, type Tenant } from '../../helpers/tenants.js';
+
+const binDir = postgresBinDir();
+const LIMITS = 40;
+
+interface Answer {
+  readonly key: string;
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly replayed: boolean;
+  readonly body: string;
+}
+
+// Two real `serve` processes with their default settings on a PostgreSQL of this test's own (its
+// pg_stat_database counts only this test's deadlocks).
+describe.runIf(binDir)('two serve processes writing to one PostgreSQL', () => {
+  let pg: TempPostgres;
+  let store: PostgresStore;
+  let tenant: Tenant;
+  const servers: SpawnedServer[] = [];
+
+  beforeAll(async () => {
+    pg = await createTempPostgres(binDir ?? '');
+    store = new PostgresStore(pg.url, { poolSize: 2 });
+    await migrate(store);
+    tenant = await createTenant(store, 'Two nodes', 'write');
+    await insertCreditLimits(
+      store,
+      tenant.org.id,
+      Array.from({ length: LIMITS }, (_, i) => creditLimit({ uid: `cl_${i}`, capacity: '1000000.00', outstanding: '0.00' })),
+    );
+    const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0' };
+    servers.push(await spawnServer([], env), await spawnServer([], env));
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const server of servers) server.child.kill('SIGTERM');
+    await Promise.all(servers.map((server) => server.exited));
+    await store?.close();
+    await pg?.destroy();
+  });
+
+  const post = async (node: number, limit: string, key: string): Promise<Answer> => {
+    const server = servers[node % servers.length];
+    if (!server) throw new Error('no server');
+    const response = await fetch(`${server.url}/api/limits/${limit}/drawdowns/`, {
+      method: 'POST',
+      headers: { authorization: tenant.authorization, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ amount: '1.00' }),
+    });
+    const body = await response.text();
+    const code = response.status >= 400 ? (JSON.parse(body) as { code: string }).code : undefined;
+    return { key, status: response.status, code, replayed: response.headers.get('idempotent-replayed') === 'true', body };
+  };
+  const deadlocks = async () => {
+    const [row] = await store.query<{ n: string }>('SELECT deadlocks::text AS n FROM pg_stat_database WHERE datname = current_database()');
+    return Number(row?.n);
+  };
+  const refusals = (answers: readonly Answer[]) => answers.filter((answer) => answer.status !== 201).map(({ key, status, code }) => ({ key, status, code }));
+  /** Every limit's outstanding is the sum of its entries, and each 201 is in the ledger once. */
+  const expectExactMoney = async (answers: readonly Answer[]) => {
+    const [drift] = await store.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM credit_limits l
+        WHERE l.org_id = $1 AND l.outstanding <> (SELECT coalesce(sum(CASE e.kind WHEN 'drawdown' THEN e.amount ELSE -e.amount END), 0)
+                                                     FROM ledger_entries e WHERE e.org_id = l.org_id AND e.limit_id = l.id)`,
+      [tenant.org.id],
+    );
+    expect(drift?.n).toBe('0');
+    const ids = answers.filter((answer) => answer.status === 201).map((answer) => (JSON.parse(answer.body) as { entry: { id: string } }).entry.id);
+    const found = await store.query<{ id: string }>('SELECT id FROM ledger_entries WHERE org_id = $1 AND id = ANY ($2::text[])', [tenant.org.id, ids]);
+    expect(found).toHaveLength(new Set(ids).size);
+  };
+
+  it('answers a burst of 400 drawdowns over 40 limits, then 400 on one limit, sent alternately to both: every one 201, none refused', async () => {
+    const spread = await Promise.all(Array.from({ length: 400 }, (_, i) => post(i, `cl_${i % LIMITS}`, `spread-${i}`)));
+    expect(refusals(spread)).toEqual([]);
+    const hot = await Promise.all(Array.from({ length: 400 }, (_, i) => post(i, 'cl_0', `hot-${i}`)));
+    expect(refusals(hot)).toEqual([]);
+    await expectExactMoney([...spread, ...hot]);
+  }, 120_000);
+
+  it('runs one of the copies of a key sent to both processes at once and replays it to the others, with no deadlock in PostgreSQL', async () => {
+    const before = await deadlocks();
+    // 30 keys × 10 copies, alternated over the two processes, on 30 limits.
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => post(i, `cl_${Math.floor(i / 10)}`, `same-${Math.floor(i / 10)}`)));
+    expect(refusals(answers)).toEqual([]);
+    for (let k = 0; k < 30; k += 1) {
+      const copies = answers.filter((answer) => answer.key === `same-${k}`);
+      expect(copies.filter((answer) => !answer.replayed)).toHaveLength(1);
+      expect(new Set(copies.map((answer) => answer.body)).size).toBe(1);
+    }
+    expect(await deadlocks()).toBe(before);
+    await expectExactMoney(answers);
+    const [entries] = await store.query<{ n: string }>("SELECT count(*)::text AS n FROM ledger_entries WHERE org_id = $1 AND limit_id IN (SELECT id FROM credit_limits WHERE org_id = $1 AND uid <> 'cl_0')", [tenant.org.id]);
+    // The spread burst's 390 entries on cl_1…cl_39, and one per key of this burst on cl_1…cl_29.
+    expect(entries?.n).toBe(String(390 + 29));
+  }, 120_000);
+});

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { WriteQueue, type Settled, type WriteQueueOptions } from '../../src/ledger/write-queue.js';
+
+interface Req {
+  readonly lane: string;
+  readonly key: string;
+}
+
+class Overloaded extends Error {}
+class WaitedTooLong extends Error {}
+
+/** A queue over fake transactions the test ends one by one, on a clock of the test's own. */
+function fakeQueue(options: Partial<WriteQueueOptions> = {}) {
+  let clock = 0;
+  const runs: { keys: string[]; end: () => Promise<void> }[] = [];
+  const queue = new WriteQueue<Req, string>(
+    {
+      laneOf: (r) => r.lane,
+      conflictKeyOf: (r) => r.key,
+      run: (batch) =>
+        new Promise<Settled<string>[]>((resolve) => {
+          runs.push({
+            keys: batch.map((r) => r.key),
+            end: async () => {
+              resolve(batch.map((r) => ({ ok: true, value: `done ${r.key}` })));
+              await new Promise<void>((next) => setImmediate(next));
+            },
+          });
+        }),
+      overloaded: (waitMs) => new Overloaded(`overloaded: about ${Math.round(waitMs)} ms`),
+      waitedTooLong: (waitedMs) => new WaitedTooLong(`waited ${Math.round(waitedMs)} ms`),
+    },
+    { maxBatch: 32, concurrency: 4, maxWaitMs: 5000, ...options },
+    () => clock,
+  );
+  const settle = (request: Req) => queue.run(request).then((value) => value, (error: Error) => error.message);
+  return {
+    queue,
+    runs,
+    settle,
+    advance: (ms: number) => (clock += ms),
+    /** Ends the oldest transaction still running. */
+    endNext: async () => {
+      const next = runs.find((run) => !('ended' in run));
+      if (!next) throw new Error('no transaction running');
+      Object.assign(next, { ended: true });
+      await next.end();
+    },
+  };
+}
+
+describe('WriteQueue', () => {
+  it('runs a write to an idle lane at once and alone, and forgets the lane once it is answered', async () => {
+    const { queue, runs, settle, endNext } = fakeQueue();
+    const answer = settle({ lane: 'a', key: 'k1' });
+    expect(runs.map((run) => run.keys)).toEqual([['k1']]);
+    expect(queue.busyLanes).toBe(1);
+    await endNext();
+    expect(await answer).toBe('done k1');
+    expect(queue.busyLanes).toBe(0);
+  });
+
+  it('runs the writes that queued behind a lane in flight together, in arrival order, never two with one key in a batch', async () => {
+    const { runs, settle, endNext } = fakeQueue({ maxBatch: 3 });
+    const answers = ['k1', 'k2', 'k3', 'k2', 'k4', 'k5', 'k6'].map((key) => settle({ lane: 'a', key }));
+    await endNext();
+    await endNext();
+    await endNext();
+    await endNext();
+    expect(runs.map((run) => run.keys)).toEqual([['k1'], ['k2', 'k3'], ['k2', 'k4', 'k5'], ['k6']]);
+    expect(await Promise.all(answers)).toEqual(['k1', 'k2', 'k3', 'k2', 'k4', 'k5', 'k6'].map((key) => `done ${key}`));
+  });
+
+  it('keeps at most `concurrency` transactions in flight; lanes waiting for one take turns in the order they became ready', async () => {
+    const { runs, settle, endNext, queue } = fakeQueue({ concurrency: 2 });
+    const answers = ['a', 'b', 'c', 'd'].map((lane) => settle({ lane, key: `${lane}1` }));
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['b1']]);
+    expect(queue.stats).toMatchObject({ inFlight: 2, waiting: 2 });
+    await endNext();
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['b1'], ['c1']]);
+    await endNext();
+    await endNext();
+    await endNext();
+    expect(await Promise.all(answers)).toEqual(['done a1', 'done b1', 'done c1', 'done d1']);
+    expect(queue.stats).toMatchObject({ inFlight: 0, waiting: 0, overloaded: 0 });
+  });
+
+  it('refuses a write on arrival, before it waits, when its queue cannot reach the database within maxWaitMs, and says how long it would wait', async () => {
+    const { runs, settle, endNext, advance, queue } = fakeQueue({ maxBatch: 2, concurrency: 1, maxWaitMs: 3000 });
+    // Transactions measured at 1 s each (the database is slow): the average climbs from its first guess.
+    for (let i = 0; i < 12; i += 1) {
+      const answer = settle({ lane: 'a', key: `warm${i}` });
+      advance(1000);
+      await endNext();
+      expect(await answer).toBe(`done warm${i}`);
+    }
+    expect(queue.stats.transactionMs).toBeGreaterThan(900);
+    // One in flight, then queued writes: each batch of two ahead is about a second more.
+    const accepted = ['k1', 'k2', 'k3', 'k4', 'k5'].map((key) => settle({ lane: 'a', key }));
+    const refused = await settle({ lane: 'a', key: 'k6' });
+    expect(refused).toMatch(/^overloaded: about [34]\d{3} ms$/);
+    expect(runs.at(-1)?.keys).toEqual(['k1']);
+    expect(runs.flatMap((run) => run.keys)).not.toContain('k6');
+    expect(queue.stats.overloaded).toBe(1);
+    // Another lane has only the transaction in flight ahead of it (lanes take turns): accepted, and run next.
+    const other = settle({ lane: 'b', key: 'b1' });
+    for (let i = 0; i < 4; i += 1) await endNext();
+    expect(runs.slice(-4).map((run) => run.keys)).toEqual([['k1'], ['b1'], ['k2', 'k3'], ['k4', 'k5']]);
+    expect(await Promise.all([...accepted, other])).toEqual(['k1', 'k2', 'k3', 'k4', 'k5', 'b1'].map((key) => `done ${key}`));
+    // Idle again: a write is never refused on a slow average alone (nothing is ahead of it).
+    const idle = settle({ lane: 'c', key: 'c1' });
+    await endNext();
+    expect(await idle).toBe('done c1');
+  });
+
+  it('answers a queued write that waited past maxWaitMs without running it (the database slowed after it arrived)', async () => {
+    const { runs, settle, endNext, advance } = fakeQueue({ maxWaitMs: 2000 });
+    const first = settle({ lane: 'a', key: 'k1' });
+    const queued = settle({ lane: 'a', key: 'k2' });
+    advance(2500);
+    await endNext();
+    expect(await first).toBe('done k1');
+    expect(await queued).toBe('waited 2500 ms');
+    expect(runs.map((run) => run.keys)).toEqual([['k1']]);
+  });
+});
