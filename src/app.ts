@@ -25,6 +25,7 @@ import type { Store } from './store/store.js';
 import { requestDatabase } from './http/request-database.js';
 import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
+import { PatroniRest } from './store/patroni-rest.js';
 import { realTimeGuard } from './http/real-time-guard.js';
 import { writeRoutes } from './http/write-routes.js';
 import { rejectRepeatedHeaders } from './http/repeated-headers.js';
@@ -64,6 +65,8 @@ export interface AppOptions {
   onRoute?: (route: RouteOptions) => void;
   /** On a hot standby: answer credit limits (`sync`: a synchronous standby) or refuse them (default). */
   replicaLimits?: ReplicaLimits;
+  /** Patroni REST API URLs: when given, Patroni (not replicaLimits) says whether this node's standby is the synchronous one. */
+  patroniUrls?: readonly string[];
   /** How long a write's stored response is replayed for its Idempotency-Key (default 24). */
   idempotencyKeyTtlHours?: number;
   /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
@@ -127,8 +130,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
-  const role = new NodeRole(options.store, options.replicaLimits);
-  await app.register(healthRoutes, { databaseOf, role });
+  const patroni = options.patroniUrls?.length ? new PatroniRest(options.patroniUrls) : undefined;
+  const role = new NodeRole(options.store, options.replicaLimits, undefined, undefined, patroni);
+  await app.register(healthRoutes, { databaseOf, role, metrics: options.metrics, store: options.store });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
   const resources = options.resources ?? RESOURCES;
   // Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.

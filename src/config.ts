@@ -60,6 +60,8 @@ export interface Config {
   readonly writeConcurrency: number;
   /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
   readonly replicaLimits: ReplicaLimits;
+  /** Patroni REST API URLs (PATRONI_URL, comma-separated): Patroni then says whether this node's standby is the synchronous one. */
+  readonly patroniUrls: readonly string[];
   /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
   readonly databasePreparedStatements: boolean;
 }
@@ -135,7 +137,25 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     writeConcurrency: integer('WRITE_CONCURRENCY', read('WRITE_CONCURRENCY'), 0, 0, 1000),
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
+    patroniUrls: patroniUrls(read('PATRONI_URL')),
   };
+}
+
+function patroniUrls(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  return value.split(',').map((url) => {
+    const trimmed = url.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      throw new ConfigError('PATRONI_URL', `must be comma-separated http(s) URLs of Patroni's REST API, got '${trimmed}'`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ConfigError('PATRONI_URL', `must be http(s) URLs, got '${trimmed}'`);
+    }
+    return trimmed;
+  });
 }
 
 function httpLimits(read: (name: string) => string | undefined): HttpLimits {

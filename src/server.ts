@@ -92,6 +92,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
       writeQueue: { maxWaitMs: config.writeQueueWaitMs, concurrency: config.writeConcurrency || Math.max(1, config.databasePoolSize - 2) },
       replicaLimits: config.replicaLimits,
+      patroniUrls: config.patroniUrls,
       idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);

@@ -92,7 +92,8 @@ async function claimPending(tx: Queryable, orgId: string, requests: readonly Cla
       requests.map((request) => request.keyId),
       requests.map((request) => request.ttlHours),
     ],
-    { prepare: true },
+    // A transaction's first statement: with its BEGIN, in one round trip.
+    { prepare: true, sendWithBegin: true },
   );
   return new Set(rows.map((row) => row.idempotency_key));
 }

@@ -1,6 +1,7 @@
 import { ApiError } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
-import { CommitOutcomeUnknownError, StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
+import { StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
+import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
 import { claimIdempotencyKeys, storeIdempotentResponsesAtCommit, type ClaimRequest, type StoredResponse } from './idempotency-keys.js';
 import { RetryWrite, type LedgerOperation } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
@@ -193,8 +194,9 @@ function claimOf(request: AnyRequest, ttlHours: number): ClaimRequest {
   return { orgId: request.operation.orgId, idempotencyKey: idempotency.key, keyId: idempotency.keyId, fingerprint: request.operation.fingerprint, ttlHours };
 }
 
+/** The database unreachable (nothing ran) or silent after COMMIT (outcome unknown): the same for every write of the batch. */
 function answersEveryWrite(error: unknown): boolean {
-  return error instanceof StoreUnavailableError || error instanceof CommitOutcomeUnknownError;
+  return error instanceof StoreUnavailableError;
 }
 
 function isRace(error: unknown): boolean {
@@ -205,7 +207,7 @@ function isRace(error: unknown): boolean {
 
 /** What a failed transaction tells its writes: an unanswered COMMIT becomes outcome_unknown; the rest as thrown. */
 function answerOf(error: unknown): unknown {
-  if (!(error instanceof CommitOutcomeUnknownError)) return error;
+  if (!(error instanceof TransactionInterruptedError && error.outcomeUnknown)) return error;
   return new ApiError(
     'outcome_unknown',
     'the database did not confirm the commit of this write: it may or may not have been recorded; retry it with the same Idempotency-Key, which answers what was recorded or records it once',

@@ -1,3 +1,4 @@
+import type { PatroniRest } from './patroni-rest.js';
 import type { Queryable, Store } from './store.js';
 
 /**
@@ -8,7 +9,9 @@ import type { Queryable, Store } from './store.js';
  *   (named alone in `synchronous_standby_names`; the ledger commits with
  *   `remote_apply`), so no drawdown or repayment returns success before this
  *   standby shows it: limits are answered from it.
- * A node on the primary always answers them.
+ * A node on the primary always answers them. Under Patroni (PATRONI_URL) no
+ * declaration is needed: a standby answers them while Patroni lists it as the
+ * cluster's running synchronous standby.
  */
 export type ReplicaLimits = 'refuse' | 'sync';
 export const REPLICA_LIMITS_MODES: readonly ReplicaLimits[] = ['refuse', 'sync'];
@@ -27,12 +30,14 @@ export interface NodeRoleState {
 
 interface ProbeRow {
   in_recovery: boolean;
+  server_address: string | null;
+  server_port: number | null;
   receiver: string | null;
   lag_bytes: string | null;
   lag_seconds: string | null;
 }
 
-const PROBE = `SELECT pg_is_in_recovery() AS in_recovery,
+const PROBE = `SELECT pg_is_in_recovery() AS in_recovery, host(inet_server_addr()) AS server_address, inet_server_port() AS server_port,
   (SELECT status FROM pg_stat_wal_receiver) AS receiver,
   CASE WHEN pg_is_in_recovery() THEN pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::text END AS lag_bytes,
   CASE WHEN pg_is_in_recovery() THEN
@@ -56,7 +61,25 @@ export class NodeRole {
     private readonly replicaLimits: ReplicaLimits = 'refuse',
     private readonly maxAgeMs = 1000,
     private readonly now: () => number = Date.now,
+    /** Patroni's REST API: when given, it (not `replicaLimits`) says whether a standby is the synchronous one. */
+    private readonly patroni?: PatroniRest,
   ) {}
+
+  /** The state last read, if it is still fresh (metrics; never probes). */
+  get lastKnown(): NodeRoleState | undefined {
+    return this.known && this.now() - this.known.at < this.maxAgeMs ? this.known.state : undefined;
+  }
+
+  /**
+   * Why a node whose database is unreachable cannot answer credit limits,
+   * when Patroni can tell: no member is its synchronous standby (for a few
+   * seconds after a failover, until Patroni names one). Undefined otherwise.
+   */
+  async limitsOutageReason(): Promise<string | undefined> {
+    if (!this.patroni && this.replicaLimits !== 'sync') return undefined;
+    if ((await this.patroni?.hasSynchronousStandby()) !== false) return undefined;
+    return 'Patroni names no synchronous standby yet (after a failover it names one within seconds); until then credit limits are answered only by nodes on the leader';
+  }
 
   /**
    * The role as of at most `maxAgeMs` ago; probes the database when older
@@ -83,7 +106,7 @@ export class NodeRole {
         ? PRIMARY
         : {
             role: 'replica',
-            serves_limits: this.replicaLimits === 'sync',
+            serves_limits: await this.standbyServesLimits(row),
             lag_bytes: row.lag_bytes === null ? null : Number(row.lag_bytes),
             lag_seconds: row.lag_seconds === null ? null : Number(row.lag_seconds),
             wal_receiver: row.receiver,
@@ -95,5 +118,12 @@ export class NodeRole {
       this.known = undefined;
       throw error;
     }
+  }
+
+  private async standbyServesLimits(row: ProbeRow): Promise<boolean> {
+    if (!this.patroni) return this.replicaLimits === 'sync';
+    // Over a unix socket the server has no address to match with Patroni's members: not known, so not served.
+    if (row.server_address === null || row.server_port === null) return false;
+    return (await this.patroni.isSynchronousStandby(row.server_address, row.server_port)) === true;
   }
 }

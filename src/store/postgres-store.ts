@@ -3,12 +3,13 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { CommitOutcomeUnknownError, StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
+import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
 import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
 import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
+import { TransactionInterruptedError, type TransactionStage } from './transaction-interrupted.js';
 
 export interface PostgresStoreOptions {
   poolSize?: number;
@@ -44,6 +45,8 @@ export class PostgresStore implements Store {
    * and clearTimeout per query).
    */
   private readonly readTimeoutMs: number | undefined;
+  /** Reads run again on another connection because theirs was lost under them (a metric). */
+  connectionRetries = 0;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
@@ -113,10 +116,15 @@ export class PostgresStore implements Store {
    * a connection and running the query must both fit, or the request gets
    * 503. A connection whose query outlived the budget may be stuck on a
    * frozen server, so it is closed and dropped from the pool, never reused.
+   * A query whose connection was lost under it (a failover, HAProxy cutting
+   * the sessions of a standby being promoted, a terminated backend) runs
+   * once more on another connection within what is left of the budget: a
+   * request's queries outside a transaction are reads, safe to repeat.
    */
-  private queryWithin(budgetMs: number, config: TimedQueryConfig): Promise<unknown[]> {
+  private queryWithin(budgetMs: number, config: TimedQueryConfig, mayRetry = true): Promise<unknown[]> {
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
     if (budgetMs <= 0) return Promise.reject(exceeded());
+    const deadlineAt = performance.now() + budgetMs;
     // Callbacks and one deadline for both waits (connection, then query), watched by the store's
     // shared timer: this runs for every query of every request, and each promise or timer less
     // is CPU saved per request.
@@ -124,7 +132,7 @@ export class PostgresStore implements Store {
       let client: pg.PoolClient | undefined;
       let timedOut = false;
       const ignoreLateErrors = () => {};
-      const deadline = this.deadlines.watch(performance.now() + budgetMs, () => {
+      const deadline = this.deadlines.watch(deadlineAt, () => {
         timedOut = true;
         if (!client) return reject(exceeded());
         // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
@@ -147,8 +155,13 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
           connected.release(queryError ?? undefined);
-          if (queryError) reject(timedOut ? exceeded() : classifyError(queryError));
-          else resolve(result.rows);
+          if (!queryError) return resolve(result.rows);
+          if (timedOut) return reject(exceeded());
+          if (mayRetry && isConnectionLost(queryError)) {
+            this.connectionRetries += 1;
+            return resolve(this.queryWithin(deadlineAt - performance.now(), config, false));
+          }
+          reject(classifyError(queryError));
         });
         connected.query(query);
       });
@@ -160,16 +173,19 @@ export class PostgresStore implements Store {
    * the whole transaction must fit in what is left of it, as
    * a read's queries must: past it the connection is closed (it may be stuck
    * on a frozen server), the transaction never commits, and the request gets
-   * 503. A COMMIT already sent may still have committed: the caller's
-   * Idempotency-Key tells on retry.
+   * 503. The database going away fails the transaction the same way, never
+   * the process. Either way it rejects with a TransactionInterruptedError
+   * that says whether COMMIT had been sent (then it may have committed: the
+   * caller's Idempotency-Key tells on retry).
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const budgetMs = options.budget?.remaining();
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs ?? 0)));
-    if (budgetMs !== undefined && budgetMs <= 0) throw exceeded();
+    if (budgetMs !== undefined && budgetMs <= 0) throw interrupted(exceeded(), 'before-begin');
     let timedOut = false;
     let client: pg.PoolClient | undefined;
     let stopWaiting: (() => void) | undefined;
+    const watch = new ConnectionWatch();
     const timer =
       budgetMs === undefined
         ? undefined
@@ -182,17 +198,18 @@ export class PostgresStore implements Store {
           }, budgetMs);
     try {
       client = await new Promise<pg.PoolClient>((resolve, reject) => {
-        stopWaiting = () => reject(exceeded());
-        this.pool.connect().then(
-          (connected) => {
-            // The budget ran out while waiting: a connection that comes later goes back to the pool.
-            if (timedOut) connected.release();
-            else resolve(connected);
-          },
-          (error: unknown) => reject(classifyError(error)),
-        );
+        stopWaiting = () => reject(interrupted(exceeded(), 'before-begin'));
+        // A callback, not the promise: it runs in the same tick as the connection's ReadyForQuery, and the
+        // watch must be on before any later message of the same network read (a FATAL) is emitted.
+        this.pool.connect((error, connected) => {
+          if (error || !connected) return reject(interrupted(classifyError(error), 'before-begin'));
+          // The budget ran out while waiting: a connection that comes later goes back to the pool.
+          if (timedOut) return connected.release();
+          watch.attach(connected);
+          resolve(connected);
+        });
       });
-      return await this.transactionOn(client, fn, options, () => (timedOut ? exceeded() : undefined));
+      return await this.transactionOn(client, fn, options, watch, () => (timedOut ? exceeded() : undefined));
     } finally {
       clearTimeout(timer);
     }
@@ -202,33 +219,55 @@ export class PostgresStore implements Store {
     client: pg.PoolClient,
     fn: (tx: Transaction) => Promise<T>,
     options: TransactionOptions,
+    watch: ConnectionWatch,
     budgetSpent: () => StoreUnavailableError | undefined,
   ): Promise<T> {
-    let broken = false;
+    let stage: TransactionStage = 'before-begin';
+    const failure = (error: unknown) => interrupted(budgetSpent() ?? classifyError(error), stage);
     const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+      if (watch.lost) throw failure(watch.lost);
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
         return await runPgQuery(client, this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
       } catch (error) {
-        throw budgetSpent() ?? classifyError(error);
+        throw failure(error);
       }
     };
     let atCommit: string | undefined;
+    let broken = false;
     try {
-      // Without parameters this is one simple-protocol message: both statements in one round trip.
-      await run(options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN');
+      // Without parameters this is one simple-protocol message: both statements in one round trip. Sent
+      // with the transaction's first statement when that one asks for it (QueryOptions.sendWithBegin).
+      let pendingBegin: string | undefined = options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN';
+      const open = async (first?: { sql: string; params: readonly unknown[] }): Promise<pg.QueryResult | undefined> => {
+        const begin = pendingBegin;
+        if (begin === undefined) return undefined;
+        pendingBegin = undefined;
+        const beginning = run(first ? `${begin}; ${withLiterals(first.sql, first.params)}` : begin);
+        stage = 'in-transaction';
+        const results = (await beginning) as pg.QueryResult | pg.QueryResult[];
+        return Array.isArray(results) ? results[results.length - 1] : results;
+      };
       const tx: Transaction = {
-        query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) =>
-          (await run(sql, params, queryOptions)).rows as Row[],
+        query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
+          if (pendingBegin !== undefined) {
+            const first = await open(queryOptions.sendWithBegin ? { sql, params } : undefined);
+            if (first && queryOptions.sendWithBegin) return first.rows as Row[];
+          }
+          return (await run(sql, params, queryOptions)).rows as Row[];
+        },
         exec: async (sql: string) => {
+          await open();
           await run(sql);
         },
         copyFrom: async (target: string, chunks: AsyncIterable<string | Uint8Array>) => {
+          await open();
+          if (watch.lost) throw failure(watch.lost);
           const copy = client.query(Object.assign(copyFromStdin(`COPY ${target} FROM STDIN`), { query_timeout: this.readTimeoutMs }));
           try {
             await pipeline(Readable.from(chunks), copy);
           } catch (error) {
-            throw classifyError(error);
+            throw failure(error);
           }
           return copy.rowCount;
         },
@@ -238,21 +277,21 @@ export class PostgresStore implements Store {
         },
       };
       const result = await fn(tx);
-      try {
-        await run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
-      } catch (error) {
-        // Sent, and no answer: it may have committed. (An error the server answered rolled it back.)
-        if (error instanceof StoreUnavailableError) throw new CommitOutcomeUnknownError(error);
-        throw error;
-      }
+      await open();
+      if (watch.lost) throw failure(watch.lost);
+      const committing = run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
+      stage = 'commit-sent';
+      await committing;
       return result;
     } catch (error) {
-      broken = error instanceof StoreUnavailableError || error instanceof CommitOutcomeUnknownError;
-      if (!budgetSpent()) await runPgQuery(client, this.timed({ text: 'ROLLBACK' })).catch(() => {});
-      throw error;
+      const failed = error instanceof StoreUnavailableError ? interrupted(error, stage) : error;
+      broken = failed instanceof StoreUnavailableError || watch.lost !== undefined;
+      if (!broken) await runPgQuery(client, this.timed({ text: 'ROLLBACK' })).catch(() => {});
+      throw failed;
     } finally {
-      // A connection that failed mid-transaction is discarded, not reused.
-      client.release(broken);
+      // A connection that failed mid-transaction is discarded (closed), never reused.
+      client.release(watch.lost ?? broken);
+      watch.detach(client);
     }
   }
 
@@ -270,17 +309,31 @@ export class PostgresStore implements Store {
 }
 
 /** `$n` replaced by the n-th parameter as a literal (pg's own quoting, correct whatever standard_conforming_strings says). */
-function withLiterals(sql: string, params: readonly (string | number | null)[]): string {
+function withLiterals(sql: string, params: readonly unknown[]): string {
   return sql.replace(/\$(\d+)/g, (_, n: string) => {
     const value = params[Number(n) - 1];
     if (value === undefined) throw new RangeError(`no parameter $${n}`);
-    if (value === null) return 'NULL';
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw new RangeError(`parameter $${n} is not a finite number`);
-      return String(value);
-    }
-    return pg.escapeLiteral(value);
+    return literal(value, n);
   });
+}
+
+function literal(value: unknown, n: string): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError(`parameter $${n} is not a finite number`);
+    return String(value);
+  }
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  // An array of text or numbers: PostgreSQL's array literal, quoted as one text literal (cast by the statement).
+  if (Array.isArray(value)) return pg.escapeLiteral(`{${value.map((element: unknown) => arrayElement(element, n)).join(',')}}`);
+  throw new RangeError(`parameter $${n} cannot be sent as a literal`);
+}
+
+function arrayElement(value: unknown, n: string): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  throw new RangeError(`parameter $${n} holds an element that cannot be sent as a literal`);
 }
 
 export function redactUrl(url: string): string {
@@ -291,6 +344,46 @@ export function redactUrl(url: string): string {
   } catch {
     return 'postgres://(unparseable URL)';
   }
+}
+
+/**
+ * Hears a checked-out client's connection dying. A client reports it (FATAL
+ * from a shutdown or a terminated backend, a closed socket) as an 'error'
+ * event, also between two statements when no query is there to fail:
+ * unheard, that event crashes the process. Heard, it fails the transaction
+ * at its next statement.
+ */
+class ConnectionWatch {
+  lost: Error | undefined;
+  private readonly onError = (error: Error) => {
+    this.lost ??= error;
+  };
+
+  attach(client: pg.PoolClient): void {
+    client.on('error', this.onError);
+  }
+
+  /** After the client's release: the pool listens to it again from then on. */
+  detach(client: pg.PoolClient): void {
+    client.off('error', this.onError);
+  }
+}
+
+/** `error` as a TransactionInterruptedError at `stage` if it means the database is unavailable; as is otherwise. */
+function interrupted(error: unknown, stage: TransactionStage): unknown {
+  if (error instanceof TransactionInterruptedError || !(error instanceof StoreUnavailableError)) return error;
+  return new TransactionInterruptedError(error.cause, stage);
+}
+
+/**
+ * Whether a query failed because its connection died under it (the server
+ * ended the session with FATAL, or the socket closed or reset), rather than
+ * because of the query or a timeout: then another connection may serve it.
+ */
+function isConnectionLost(error: Error): boolean {
+  if (error instanceof pg.DatabaseError) return error.severity === 'FATAL' || error.severity === 'PANIC';
+  // pg's own client-side read timeout (a fixed string of the driver, not server text): the server is slow, not gone.
+  return error.message !== 'Query read timeout';
 }
 
 /**

@@ -25,6 +25,13 @@ export interface QueryOptions {
    * set it for SQL with values spliced into its text.
    */
   readonly prepare?: boolean;
+  /**
+   * In a transaction (PostgreSQL): if this is its first statement, send it
+   * with the BEGIN in one round trip, its parameters as quoted literals
+   * (text, numbers, NULL and arrays of them). Only for a fixed statement
+   * text, never one with values spliced in.
+   */
+  readonly sendWithBegin?: boolean;
 }
 
 export interface Queryable {
@@ -101,18 +108,5 @@ export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
     super('the database is unreachable', { cause });
     this.name = 'StoreUnavailableError';
-  }
-}
-
-/**
- * The COMMIT was sent but its answer never came (the connection was lost,
- * or the transaction's time ran out while waiting for it): the transaction
- * may or may not have committed. Unlike StoreUnavailableError, this does
- * not mean that nothing ran.
- */
-export class CommitOutcomeUnknownError extends Error {
-  constructor(cause: unknown) {
-    super('the database did not confirm the commit', { cause });
-    this.name = 'CommitOutcomeUnknownError';
   }
 }

@@ -1,0 +1,58 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatabaseBudget } from '../../src/store/database-budget.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import { createTempPostgres, postgresBinDir, type TempPostgres } from '../helpers/temp-postgres.js';
+
+const binDir = postgresBinDir();
+
+async function runningBackend(admin: pg.Client, marker: string): Promise<number> {
+  for (let i = 0; i < 400; i += 1) {
+    const { rows } = await admin.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+      [`%${marker}%`],
+    );
+    if (rows[0]) return rows[0].pid;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the query never started');
+}
+
+// HAProxy cutting the sessions of a standby being promoted, as a terminated backend: the read runs again elsewhere.
+describe.runIf(binDir)('a request’s read whose connection is lost under it', () => {
+  let postgres: TempPostgres;
+  let store: PostgresStore;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    postgres = await createTempPostgres(binDir ?? '');
+    store = new PostgresStore(postgres.url, { poolSize: 4, connectionTimeoutMs: 800 });
+    admin = new pg.Client({ connectionString: postgres.url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await store?.close();
+    await postgres?.destroy();
+  });
+
+  it('is answered from a fresh connection within its budget instead of failing', async () => {
+    const db = store.withBudget(new DatabaseBudget(30_000));
+    const read = db.query<{ answer: number }>("SELECT 42 AS answer, pg_sleep(0.3) AS marker_first_read");
+    const pid = await runningBackend(admin, 'marker_first_read');
+    await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+    expect(await read).toEqual([{ answer: 42, marker_first_read: '' }]);
+    expect(store.connectionRetries).toBe(1);
+  });
+
+  it('is retried once only: a second loss answers 503 (StoreUnavailableError)', async () => {
+    const db = store.withBudget(new DatabaseBudget(30_000));
+    const read = db.query("SELECT pg_sleep(2) AS marker_second_read");
+    const first = await runningBackend(admin, 'marker_second_read');
+    await admin.query('SELECT pg_terminate_backend($1)', [first]);
+    let second = first;
+    for (let i = 0; i < 400 && second === first; i += 1) second = await runningBackend(admin, 'marker_second_read');
+    await admin.query('SELECT pg_terminate_backend($1)', [second]);
+    await expect(read).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+  });
+});
