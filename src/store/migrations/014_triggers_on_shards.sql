@@ -181,3 +181,48 @@ BEGIN
   RETURN NULL;
 END
 $$;
+
+-- The trigger functions name their tables without a schema, and on Citus
+-- they run on a worker's shard in a session whose search_path is the
+-- worker's default, not the one the statement came with: a schema other
+-- than public would have its counts written to public's tables. Each
+-- function keeps the schema this migration runs in as its search_path,
+-- wherever it runs; on one server that is the schema it already ran in.
+-- (Named, not FROM CURRENT, which Citus cannot propagate.)
+DO $$
+DECLARE
+  fn regprocedure;
+BEGIN
+  FOR fn IN
+    SELECT p.oid::regprocedure FROM pg_proc p
+     WHERE p.pronamespace = current_schema()::regnamespace
+       AND (p.proname IN ('row_counts_add_inserted', 'row_counts_subtract_deleted', 'row_counts_reset', 'row_counts_bump_changed',
+                          'ledger_entries_require_limits', 'credit_limits_refuse_delete_with_entries',
+                          'credit_limits_refuse_truncate_with_entries', 'organizations_refuse_delete_with_records')
+            OR p.oid IN (SELECT t.tgfoid FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                          WHERE NOT t.tgisinternal AND p.proname = c.relname || '_bump_changed'))
+  LOOP
+    EXECUTE format('ALTER FUNCTION %s SET search_path = %I', fn, current_schema());
+  END LOOP;
+END
+$$;
+
+-- The generated comparisons too, when they are generated again.
+CREATE OR REPLACE FUNCTION row_counts_version_trigger(tracked regclass, unversioned_columns text[] DEFAULT '{}') RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  table_name text := (SELECT relname FROM pg_class WHERE oid = tracked);
+  arguments text := (SELECT coalesce(string_agg(quote_literal(col), ', '), '') FROM unnest(unversioned_columns) AS col);
+  comparison text := 'row_counts_bump_changed';
+BEGIN
+  IF cardinality(unversioned_columns) > 0 THEN
+    comparison := table_name || '_bump_changed';
+    EXECUTE format('CREATE OR REPLACE FUNCTION %I() RETURNS trigger LANGUAGE plpgsql SET search_path = %I AS %L',
+                   comparison, (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tracked),
+                   row_counts_version_source(tracked, unversioned_columns));
+  END IF;
+  EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', table_name || '_version_updates', tracked);
+  EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %s REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new
+                  FOR EACH STATEMENT EXECUTE FUNCTION %I(%s)', table_name || '_version_updates', tracked, comparison, arguments);
+END
+$$;
