@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerDemo } from './commands/demo.js';
+import { registerDistribute } from './commands/distribute.js';
 import { registerDraw } from './commands/draw.js';
 import { registerIdempotency } from './commands/idempotency.js';
 import { registerImport } from './commands/import.js';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerMigrate(program);
+  registerDistribute(program);
   registerOrg(program);
   registerKey(program);
   registerImport(program);

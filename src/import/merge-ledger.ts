@@ -12,9 +12,10 @@ export interface LedgerCounts {
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
-// Stored rows are found with LATERAL … OFFSET 0 and NOT EXISTS (… OFFSET 0),
-// which PostgreSQL keeps as one index probe per line (see stageLatest in
-// merge-records.ts for why a join is not left to the planner).
+// Sharding-ready as in merge-records.ts: a statement reads the import's
+// temporary tables or the organization's rows (`org_id = $1`), never both;
+// what one finds reaches the other as array text parameters or through
+// INSERT … SELECT.
 
 const LEDGER_OBJECTS = `('drawdown', 'repayment')`;
 
@@ -42,15 +43,18 @@ export async function stageLedgerBatch(
   errors: LineErrorList,
   maxErrors: number,
 ): Promise<void> {
-  // One probe of the limits' (org_id, uid) index per line costs less than
-  // remembering each uid once in a table of the import's own: that took a
-  // probe of its key per line too, plus its inserts (1,000,000 lines:
-  // 3.4 s for that table, and it grew out of the session's temp buffers).
+  // The batch's limits, looked up in the organization's credit limits alone
+  // (by the uids a statement on the staging table gives as array text);
+  // then each line finds its limit among them, in the temporary tables.
+  const [named] = await tx.query<{ uids: string | null }>(
+    `SELECT array_agg(DISTINCT ledger_limit_uid)::text AS uids FROM ${STAGING_TABLE} WHERE object IN ${LEDGER_OBJECTS}`,
+  );
+  const limits = await limitsByUid(tx, orgId, named?.uids ?? '{}');
   const [staged] = await tx.query<{ kept: string; unresolved: string }>(
     `WITH looked_up AS MATERIALIZED (
        SELECT s.line, s.uid, s.object, s.ledger_amount AS amount, s.ledger_at AS at, s.ledger_limit_uid AS limit_uid, l.id AS limit_id
          FROM ${STAGING_TABLE} s
-         LEFT JOIN LATERAL (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = s.ledger_limit_uid OFFSET 0) l ON true
+         LEFT JOIN unnest($1::text[], $2::bigint[]) AS l (uid, id) ON l.uid = s.ledger_limit_uid
         WHERE s.object IN ${LEDGER_OBJECTS}),
      added AS (
        INSERT INTO ${LEDGER_FIRST_TABLE} (line, id, kind, amount, at, limit_uid, limit_id)
@@ -62,7 +66,7 @@ export async function stageLedgerBatch(
        SELECT line, limit_uid FROM looked_up WHERE limit_id IS NULL
        RETURNING 1)
      SELECT (SELECT count(*) FROM added)::text AS kept, (SELECT count(*) FROM unresolved)::text AS unresolved`,
-    [orgId],
+    [limits.uids, limits.ids],
   );
   if (Number(staged?.unresolved ?? 0) > 0) staging.unresolvedLimits = true;
   // Every line kept as its id's first: no line of this batch reuses an id.
@@ -88,21 +92,31 @@ export async function stageLedgerBatch(
  */
 export async function checkLedgerLimits(tx: Queryable, orgId: string, staging: LedgerStaging, errors: LineErrorList, maxErrors: number): Promise<void> {
   if (!staging.unresolvedLimits) return;
+  const [named] = await tx.query<{ uids: string | null }>(`SELECT array_agg(DISTINCT limit_uid)::text AS uids FROM ${LEDGER_UNRESOLVED_TABLE}`);
+  const limits = await limitsByUid(tx, orgId, named?.uids ?? '{}');
   await tx.query(
-    `UPDATE ${LEDGER_FIRST_TABLE} f
-        SET limit_id = (SELECT l.id FROM credit_limits l WHERE l.org_id = $1 AND l.uid = f.limit_uid)
-      WHERE f.limit_id IS NULL`,
-    [orgId],
+    `UPDATE ${LEDGER_FIRST_TABLE} f SET limit_id = l.id
+       FROM unnest($1::text[], $2::bigint[]) AS l (uid, id)
+      WHERE f.limit_id IS NULL AND l.uid = f.limit_uid`,
+    [limits.uids, limits.ids],
   );
   await collectLineErrors<{ line: string; limit_uid: string }>(
     tx,
     errors,
     maxErrors,
-    `SELECT u.line, u.limit_uid FROM ${LEDGER_UNRESOLVED_TABLE} u
-      WHERE NOT EXISTS (SELECT 1 FROM credit_limits l WHERE l.org_id = $1 AND l.uid = u.limit_uid OFFSET 0)`,
-    [orgId],
+    `SELECT u.line, u.limit_uid FROM ${LEDGER_UNRESOLVED_TABLE} u WHERE u.limit_uid <> ALL ($1::text[])`,
+    [limits.uids],
     (row) => `no credit limit '${row.limit_uid}' in this organization or this file`,
   );
+}
+
+/** The organization's credit limits among `uids` (array text), as two array texts in the same order. */
+async function limitsByUid(tx: Queryable, orgId: string, uids: string): Promise<{ uids: string; ids: string }> {
+  const [found] = await tx.query<{ uids: string | null; ids: string | null }>(
+    `SELECT array_agg(uid)::text AS uids, array_agg(id)::text AS ids FROM credit_limits WHERE org_id = $1 AND uid = ANY ($2::text[])`,
+    [orgId, uids],
+  );
+  return { uids: found?.uids ?? '{}', ids: found?.ids ?? '{}' };
 }
 
 /**
@@ -124,17 +138,43 @@ export async function applyLedgerLines(
   // Locked before the lines already recorded are set aside: a single entry
   // (draw/repay, HTTP) with one of the file's ids holds its limit until it
   // commits, so after this lock the lookup below sees it, and the INSERT
-  // cannot then collide with it.
-  await tx.query(
-    `SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM ${LEDGER_FIRST_TABLE}) ORDER BY id FOR UPDATE`,
+  // cannot then collide with it. The locked limits' capacity and
+  // outstanding amount are kept in a temporary table for the checks below.
+  const [named] = await tx.query<{ ids: string | null }>(
+    `SELECT array_agg(DISTINCT limit_id)::text AS ids FROM ${LEDGER_FIRST_TABLE} WHERE limit_id IS NOT NULL`,
   );
+  const [locked] = await tx.query<{ ids: string | null; uids: string | null; capacities: string | null; outstandings: string | null }>(
+    `SELECT array_agg(id)::text AS ids, array_agg(uid)::text AS uids,
+            array_agg(capacity)::text AS capacities, array_agg(outstanding)::text AS outstandings
+       FROM (SELECT id, uid, capacity, outstanding FROM credit_limits WHERE org_id = $1 AND id = ANY ($2::bigint[]) ORDER BY id FOR UPDATE) l`,
+    [orgId, named?.ids ?? '{}'],
+  );
+  await tx.query(
+    `CREATE TEMP TABLE import_locked_limits ON COMMIT DROP AS
+     SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[], $4::numeric[]) AS l (id, uid, capacity, outstanding)`,
+    [locked?.ids ?? '{}', locked?.uids ?? '{}', locked?.capacities ?? '{}', locked?.outstandings ?? '{}'],
+  );
+  // The file's entries already recorded, read from the organization's
+  // entries alone (with their limit's uid, for the message below).
+  await tx.query(`CREATE TEMP TABLE import_ledger_recorded (id text COLLATE "C" PRIMARY KEY, kind text, limit_id bigint, limit_uid text, amount numeric, at timestamptz) ON COMMIT DROP`);
+  const [recordedBefore] = await tx.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE org_id = $1) AS any', [orgId]);
+  if (recordedBefore?.any) {
+    const [ids] = await tx.query<{ ids: string | null }>(`SELECT array_agg(id)::text AS ids FROM ${LEDGER_FIRST_TABLE}`);
+    // The ids are compared in the entries' own collation, so the (org_id, id) index serves the lookup.
+    await tx.query(
+      `INSERT INTO import_ledger_recorded (id, kind, limit_id, limit_uid, amount, at)
+       SELECT x.id, x.kind, x.limit_id, l.uid, x.amount, x.at
+         FROM ledger_entries x JOIN credit_limits l ON l.org_id = $1 AND l.id = x.limit_id
+        WHERE x.org_id = $1 AND x.id = ANY ($2::text[])`,
+      [orgId, ids?.ids ?? '{}'],
+    );
+  }
   await tx.query(
     `CREATE TEMP TABLE import_ledger_new ON COMMIT DROP AS
      SELECT f.line, f.id, f.kind, f.amount, coalesce(f.at, now()) AS at, f.limit_id, f.loan,
             CASE WHEN f.kind = 'drawdown' THEN f.amount ELSE -f.amount END AS delta
        FROM ${LEDGER_FIRST_TABLE} f
-      WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0)`,
-    [orgId],
+      WHERE NOT EXISTS (SELECT 1 FROM import_ledger_recorded x WHERE x.id = f.id)`,
   );
   const [counts] = await tx.query<{ distinct_ids: string; fresh: string }>(
     `SELECT (SELECT count(*) FROM ${LEDGER_FIRST_TABLE})::text AS distinct_ids, (SELECT count(*) FROM import_ledger_new)::text AS fresh`,
@@ -143,25 +183,18 @@ export async function applyLedgerLines(
   const unchanged = Number(counts?.distinct_ids ?? 0) - applied;
   // The lines already recorded must hold the same content. Checked after the
   // limits are locked and the new lines set aside, so that an entry recorded
-  // concurrently in between is checked too, and only on the lines not new
-  // (a first import probes no entry twice).
-  // Staged ids are COLLATE "C", ledger_entries.id has the database's collation:
-  // compared as they are, the (org_id, id) index cannot serve the lookup and
-  // every line scanned all of the organization's entries (quadratic re-imports:
-  // 5,000 lines took 22 s, 0.98 s with the index).
+  // concurrently in between is checked too.
   if (unchanged > 0) {
     await collectLineErrors<{ line: string; id: string; kind: string; amount: string; limit_uid: string; at: string }>(
       tx,
       errors,
       maxErrors,
-      `SELECT f.line, f.id, x.kind, x.amount::text AS amount, l.uid AS limit_uid,
+      `SELECT f.line, f.id, x.kind, x.amount::text AS amount, x.limit_uid,
               to_char(x.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at
-         FROM (SELECT * FROM ${LEDGER_FIRST_TABLE} f WHERE NOT EXISTS (SELECT 1 FROM import_ledger_new n WHERE n.line = f.line)) f
-         JOIN LATERAL (SELECT x.* FROM ledger_entries x WHERE x.org_id = $1 AND x.id = f.id COLLATE "default" OFFSET 0) x ON true
-         JOIN credit_limits l ON l.id = x.limit_id
+         FROM ${LEDGER_FIRST_TABLE} f JOIN import_ledger_recorded x ON x.id = f.id
         WHERE (x.kind, x.limit_id, x.amount) IS DISTINCT FROM (f.kind, f.limit_id, f.amount)
            OR (f.at IS NOT NULL AND x.at <> f.at)`,
-      [orgId],
+      [],
       (row) => `ledger entry '${row.id}' already exists with different content (${row.kind} of ${row.amount} on ${row.limit_uid} at ${row.at})`,
     );
   }
@@ -180,7 +213,7 @@ export async function applyLedgerLines(
   );
   await tx.query(
     `CREATE TEMP TABLE import_overdrawn ON COMMIT DROP AS
-     SELECT m.limit_id FROM import_limit_moves m JOIN credit_limits l ON l.id = m.limit_id
+     SELECT m.limit_id FROM import_limit_moves m JOIN import_locked_limits l ON l.id = m.limit_id
       WHERE l.outstanding + m.lowest < 0 OR l.outstanding + m.highest > l.capacity`,
   );
   await reportOverdraws(tx, errors);
@@ -196,11 +229,15 @@ export async function applyLedgerLines(
      SELECT $1, id, limit_id, kind, amount, at, loan FROM import_ledger_new ORDER BY limit_id, line`,
     [orgId],
   );
+  const [moves] = await tx.query<{ ids: string; deltas: string }>(
+    'SELECT array_agg(limit_id)::text AS ids, array_agg(delta)::text AS deltas FROM import_limit_moves',
+  );
   await tx.query(
     `UPDATE credit_limits l
         SET outstanding = l.outstanding + m.delta, updated_at = greatest(l.updated_at, now())
-       FROM import_limit_moves m
-      WHERE l.id = m.limit_id`,
+       FROM unnest($2::bigint[], $3::numeric[]) AS m (limit_id, delta)
+      WHERE l.org_id = $1 AND l.id = m.limit_id`,
+    [orgId, moves?.ids ?? '{}', moves?.deltas ?? '{}'],
   );
   return { applied, unchanged };
 }
@@ -231,7 +268,7 @@ async function reportOverdraws(tx: Queryable, errors: LineErrorList): Promise<vo
     const rows = await tx.query<WalkedLine>(
       `SELECT n.line::text AS line, n.kind, n.amount::text AS amount, n.limit_id::text AS limit_id, l.uid,
               l.capacity::text AS capacity, l.outstanding::text AS outstanding
-         FROM import_ledger_new n JOIN import_overdrawn o ON o.limit_id = n.limit_id JOIN credit_limits l ON l.id = n.limit_id
+         FROM import_ledger_new n JOIN import_overdrawn o ON o.limit_id = n.limit_id JOIN import_locked_limits l ON l.id = n.limit_id
         WHERE (n.limit_id, n.line) > ($1::bigint, $2::bigint)
         ORDER BY n.limit_id, n.line LIMIT ${OVERDRAW_PAGE}`,
       after,

@@ -28,6 +28,16 @@ const isLimits = (kind: RecordTable): boolean => kind.table === LEDGER_LIMITS_TA
  * rows that existed before the import, those the file names are "seen", and
  * those it changed (in any batch) are updated; the rest of the seen are
  * unchanged.
+ *
+ * Sharding-ready (docs/scaling.md): no statement joins the import's
+ * temporary tables with a table of the organization's records. A statement
+ * reads the temporary tables alone, or reads the records of the
+ * organization alone (`org_id = $1`) into a temporary table, or writes them
+ * from the temporary tables (INSERT … SELECT) or from array parameters that
+ * a statement on the temporary tables produced as text (the process passes
+ * the text back without reading it). On a distributed PostgreSQL the
+ * temporary tables live on the coordinator and each statement on the
+ * records goes to the one shard of the organization.
  */
 export class RecordMerger {
   private readonly inserted: Record<string, number> = {};
@@ -36,25 +46,27 @@ export class RecordMerger {
     private readonly tx: Queryable,
     private readonly orgId: string,
     private readonly kinds: readonly RecordTable[],
-    /** Per table, the highest row id before the import: this organization's higher ids are this import's inserts. */
-    private readonly idsBefore: Record<string, string>,
   ) {}
 
   static async start(tx: Queryable, orgId: string, kinds: readonly RecordTable[] = RECORD_KINDS.kinds): Promise<RecordMerger> {
-    const idsBefore: Record<string, string> = {};
     for (const kind of kinds) {
       await tx.query(
         `CREATE TEMP TABLE ${sourceOf(kind)} ON COMMIT DROP AS
          SELECT line, uid, ${kind.columns.join(', ')}, created_at, updated_at,
-                NULL::bigint AS merge_target_id, NULL::numeric AS merge_outstanding, NULL::boolean AS merge_changed
+                NULL::bigint AS merge_target_id, NULL::numeric AS merge_outstanding, NULL::boolean AS merge_changed, NULL::boolean AS merge_created
            FROM ${STAGING_TABLE} WITH NO DATA`,
       );
-      await tx.query(`CREATE TEMP TABLE ${seenOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
-      await tx.query(`CREATE TEMP TABLE ${updatedOf(kind)} (id bigint PRIMARY KEY) ON COMMIT DROP`);
-      const [row] = await tx.query<{ id: string }>(`SELECT coalesce(max(id), 0)::text AS id FROM ${kind.table}`);
-      idsBefore[kind.table] = row?.id ?? '0';
+      await tx.query(
+        `CREATE TEMP TABLE ${storedOf(kind)} ON COMMIT DROP AS
+         SELECT NULL::bigint AS id, uid, ${kind.columns.join(', ')}, created_at, updated_at, NULL::numeric AS merge_outstanding
+           FROM ${STAGING_TABLE} WITH NO DATA`,
+      );
+      // By uid: a uid names one row of the organization.
+      await tx.query(`CREATE TEMP TABLE ${createdOf(kind)} (uid text COLLATE "C" PRIMARY KEY) ON COMMIT DROP`);
+      await tx.query(`CREATE TEMP TABLE ${seenOf(kind)} (uid text COLLATE "C" PRIMARY KEY) ON COMMIT DROP`);
+      await tx.query(`CREATE TEMP TABLE ${updatedOf(kind)} (uid text COLLATE "C" PRIMARY KEY) ON COMMIT DROP`);
     }
-    return new RecordMerger(tx, orgId, kinds, idsBefore);
+    return new RecordMerger(tx, orgId, kinds);
   }
 
   /**
@@ -74,7 +86,6 @@ export class RecordMerger {
       // rest of the file still has to be checked).
       if (isLimits(kind)) await checkCapacities(this.tx, errors, maxErrors);
       await this.updateChanged(kind);
-      await this.tx.query(`TRUNCATE ${sourceOf(kind)}`);
     }
   }
 
@@ -86,50 +97,66 @@ export class RecordMerger {
   }
 
   /**
-   * One statement for the batch's lines of one table: the last line of each
-   * uid, with the stored row it names (one probe of the (org_id, uid) index
-   * per uid); the uids not found are inserted at once, the ids of the rows
-   * found are noted as seen, and the lines that change a stored row (or would
-   * set a capacity below its outstanding amount) are kept in the source table
-   * for the update (a row changes as changesStoredRow says; a given
-   * updated_at counts only when later, since a drawdown may have touched the
-   * limit after the file was written). New uids are inserted even if a capacity problem is found: it fails the
-   * whole import, whose transaction then writes nothing.
-   *
-   * The probe is a LATERAL subquery with OFFSET 0, which PostgreSQL never
-   * turns into a join: while a first big import fills a table that has no
-   * statistics yet, the planner would otherwise reckon the organization
-   * holds a few rows and re-read all of them for every line.
+   * The batch's lines of one table: the last line of each uid, with the
+   * stored row it names; the uids not found are inserted at once, the rows
+   * found that existed before the import are noted as seen, and the lines
+   * that change a stored row (or would set a capacity below its outstanding
+   * amount) are marked for the update (a row changes as changesStoredRow
+   * says; a given updated_at counts only when later, since a drawdown may
+   * have touched the limit after the file was written). New uids are
+   * inserted even if a capacity problem is found: it fails the whole import,
+   * whose transaction then writes nothing.
    *
    * Imports of one organization are serialized by an advisory lock, so no
    * other writer creates these uids in between.
    */
   private async insertNewAndStageTheRest(kind: RecordTable): Promise<{ inserted: number; pending: number }> {
     const columns = kind.columns;
-    const fromLine = columns.map((c) => `s.${c}`).join(', ');
-    const outstanding = isLimits(kind) ? 't.outstanding' : 'NULL::numeric';
-    const keep = isLimits(kind) ? 'merge_changed OR capacity < merge_outstanding' : 'merge_changed';
-    const [row] = await this.tx.query<{ inserted: string; pending: string }>(
-      `WITH latest AS MATERIALIZED (
-         SELECT s.line, s.uid, ${fromLine}, s.created_at, s.updated_at, t.id AS merge_target_id, t.merge_outstanding,
-                t.id IS NOT NULL AND ${changesStoredRow(kind)} AS merge_changed
-           FROM (SELECT DISTINCT ON (uid) * FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC) s
-           LEFT JOIN LATERAL (
-             SELECT t.id, ${columns.map((c) => `t.${c}`).join(', ')}, t.created_at, t.updated_at, ${outstanding} AS merge_outstanding
-               FROM ${kind.table} t WHERE t.org_id = $1 AND t.uid = s.uid OFFSET 0) t ON true),
-       seen AS (
-         INSERT INTO ${seenOf(kind)} (id) SELECT merge_target_id FROM latest WHERE merge_target_id <= $2 ON CONFLICT DO NOTHING),
-       pending AS (
-         INSERT INTO ${sourceOf(kind)} SELECT * FROM latest WHERE ${keep} RETURNING 1),
-       added AS (
-         INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
-         SELECT $1, uid, ${columns.join(', ')}, coalesce(created_at, now()), coalesce(updated_at, greatest(created_at, now()))
-           FROM latest WHERE merge_target_id IS NULL
-         RETURNING 1)
-       SELECT (SELECT count(*) FROM added)::text AS inserted, (SELECT count(*) FROM pending)::text AS pending`,
-      [this.orgId, this.idsBefore[kind.table]],
+    // 1. The last line of each uid (temporary tables only), and the uids as one array text.
+    await this.tx.query(`TRUNCATE ${sourceOf(kind)}, ${storedOf(kind)}`);
+    const [latest] = await this.tx.query<{ uids: string | null }>(
+      `WITH latest AS (
+         INSERT INTO ${sourceOf(kind)} (line, uid, ${columns.join(', ')}, created_at, updated_at)
+         SELECT DISTINCT ON (uid) line, uid, ${columns.join(', ')}, created_at, updated_at
+           FROM ${STAGING_TABLE} WHERE object = '${kind.object}' ORDER BY uid, line DESC
+         RETURNING uid)
+       SELECT array_agg(uid)::text AS uids FROM latest`,
     );
-    return { inserted: Number(row?.inserted ?? 0), pending: Number(row?.pending ?? 0) };
+    // 2. The stored rows those uids name: the organization's records alone.
+    const outstanding = isLimits(kind) ? 'outstanding' : 'NULL::numeric';
+    await this.tx.query(
+      `INSERT INTO ${storedOf(kind)} (id, uid, ${columns.join(', ')}, created_at, updated_at, merge_outstanding)
+       SELECT id, uid, ${columns.join(', ')}, created_at, updated_at, ${outstanding}
+         FROM ${kind.table} WHERE org_id = $1 AND uid = ANY ($2::text[])`,
+      [this.orgId, latest?.uids ?? '{}'],
+    );
+    // 3. Each line against its stored row (temporary tables only): what changes, what is new, what was seen.
+    const capacityBelow = isLimits(kind) ? 's.capacity < t.merge_outstanding' : 'false';
+    const [marked] = await this.tx.query<{ inserted: string; pending: string }>(
+      `WITH matched AS (
+         UPDATE ${sourceOf(kind)} s
+            SET merge_target_id = t.id, merge_outstanding = t.merge_outstanding, merge_changed = ${changesStoredRow(kind)},
+                merge_created = EXISTS (SELECT 1 FROM ${createdOf(kind)} c WHERE c.uid = s.uid)
+           FROM ${storedOf(kind)} t WHERE t.uid = s.uid
+         RETURNING s.uid, s.merge_created, s.merge_changed OR ${capacityBelow} AS pending),
+       seen AS (
+         INSERT INTO ${seenOf(kind)} (uid) SELECT uid FROM matched WHERE NOT merge_created ON CONFLICT DO NOTHING),
+       created AS (
+         INSERT INTO ${createdOf(kind)} (uid)
+         SELECT uid FROM ${sourceOf(kind)} s WHERE NOT EXISTS (SELECT 1 FROM ${storedOf(kind)} t WHERE t.uid = s.uid)
+         RETURNING 1)
+       SELECT (SELECT count(*) FROM created)::text AS inserted, (SELECT count(*) FROM matched WHERE pending)::text AS pending`,
+    );
+    // 4. The new uids into the organization's table (INSERT … SELECT from the temporary table).
+    if (Number(marked?.inserted ?? 0) > 0) {
+      await this.tx.query(
+        `INSERT INTO ${kind.table} (org_id, uid, ${columns.join(', ')}, created_at, updated_at)
+         SELECT $1, uid, ${columns.join(', ')}, coalesce(created_at, now()), coalesce(updated_at, greatest(created_at, now()))
+           FROM ${sourceOf(kind)} WHERE merge_target_id IS NULL ORDER BY uid`,
+        [this.orgId],
+      );
+    }
+    return { inserted: Number(marked?.inserted ?? 0), pending: Number(marked?.pending ?? 0) };
   }
 
   /**
@@ -143,22 +170,46 @@ export class RecordMerger {
    * no client has seen yet.) The condition is checked again on
    * the row as it is now: a drawdown since the staging can only make a
    * change unnecessary.
+   *
+   * The changed lines go to the organization's table as array parameters
+   * (one per column, produced as text by a statement on the temporary table).
    */
   private async updateChanged(kind: RecordTable): Promise<void> {
     const columns = kind.columns;
-    await this.tx.query(
+    const passed = ['merge_target_id', 'uid', ...columns, 'created_at', 'updated_at', 'merge_outstanding', 'merge_created'];
+    // The transaction's time comes along as a value: on a distributed
+    // PostgreSQL (Citus) an UPDATE of a sharded table may not call now() inside CASE or coalesce.
+    const [changed] = await this.tx.query<Record<string, string | null>>(
+      `SELECT count(*)::text AS rows, now()::text AS now, ${passed.map((c) => `array_agg(${c})::text AS ${c}`).join(', ')}
+         FROM ${sourceOf(kind)} WHERE merge_changed${isLimits(kind) ? ' AND capacity >= merge_outstanding' : ''}`,
+    );
+    if (!changed || changed.rows === '0') return;
+    const types: Record<string, string> = {
+      merge_target_id: 'bigint',
+      uid: 'text',
+      created_at: 'timestamptz',
+      updated_at: 'timestamptz',
+      merge_outstanding: 'numeric',
+      merge_created: 'boolean',
+    };
+    for (const column of RECORD_KINDS.stagingColumns) types[column.name] = column.sqlType.replace(' COLLATE "C"', '');
+    const unnest = `unnest(${passed.map((c, i) => `$${i + 3}::${types[c]}[]`).join(', ')}) AS s(${passed.join(', ')})`;
+    const [updated] = await this.tx.query<{ uids: string | null }>(
       `WITH changed AS (
          UPDATE ${kind.table} t
             SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
                 created_at = coalesce(s.created_at, t.created_at),
-                updated_at = CASE WHEN t.id > $1 THEN coalesce(s.updated_at, greatest(t.updated_at, now()))
-                                  ELSE greatest(s.updated_at, now(), t.updated_at) END
-           FROM ${sourceOf(kind)} s
-          WHERE s.merge_changed AND t.id = s.merge_target_id AND ${changesStoredRow(kind)}${isLimits(kind) ? ' AND s.capacity >= s.merge_outstanding' : ''}
-         RETURNING t.id)
-       INSERT INTO ${updatedOf(kind)} (id) SELECT id FROM changed WHERE id <= $1 ON CONFLICT DO NOTHING`,
-      [this.idsBefore[kind.table]],
+                updated_at = CASE WHEN s.merge_created THEN coalesce(s.updated_at, greatest(t.updated_at, $2::timestamptz))
+                                  ELSE greatest(s.updated_at, $2::timestamptz, t.updated_at) END
+           FROM ${unnest}
+          WHERE t.org_id = $1 AND t.id = s.merge_target_id AND ${changesStoredRow(kind)}
+         RETURNING t.uid, s.merge_created)
+       SELECT array_agg(uid)::text AS uids FROM changed WHERE NOT merge_created`,
+      [this.orgId, changed.now, ...passed.map((c) => changed[c])],
     );
+    if (updated?.uids) {
+      await this.tx.query(`INSERT INTO ${updatedOf(kind)} (uid) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, [updated.uids]);
+    }
   }
 
   private async countsOf(kind: RecordTable): Promise<MergeCounts> {
@@ -198,16 +249,27 @@ function changesStoredRow(kind: RecordTable): string {
           OR s.updated_at > t.updated_at)`;
 }
 
+/** A batch's last line of each uid, with what the merge found for it. */
 function sourceOf(kind: RecordTable): string {
   return `import_${kind.table}`;
 }
 
-/** Ids of the rows that existed before the import and that the file names. */
+/** The stored rows a batch's uids name, read from the organization's table. */
+function storedOf(kind: RecordTable): string {
+  return `import_stored_${kind.table}`;
+}
+
+/** The uids this import inserted (in any batch). */
+function createdOf(kind: RecordTable): string {
+  return `import_created_${kind.table}`;
+}
+
+/** Uids of the rows that existed before the import and that the file names. */
 function seenOf(kind: RecordTable): string {
   return `import_seen_${kind.table}`;
 }
 
-/** Ids of the rows that existed before the import and that it changed: a subset of seenOf. */
+/** Uids of the rows that existed before the import and that it changed: a subset of seenOf. */
 function updatedOf(kind: RecordTable): string {
   return `import_updated_${kind.table}`;
 }

@@ -236,16 +236,25 @@ function entryStatement(limits: LimitView, kind: LedgerKind, claiming: boolean):
     const claim = claiming ? `${claimKeyCte(CLAIM_PARAMS)},` : '';
     const gate = claiming ? 'AND EXISTS (SELECT 1 FROM idempotency_claimed)' : '';
     const claimed = claiming ? 'EXISTS (SELECT 1 FROM idempotency_claimed) AS claimed,' : '';
-    text = `WITH ${claim} moved AS (
+    // The writes RETURN stored columns only; CTEs that read them turn them
+    // into text (to_char, …): on a distributed PostgreSQL (Citus,
+    // docs/scaling.md) the RETURNING of a write to a sharded table may hold
+    // no function that is not IMMUTABLE.
+    text = `WITH ${claim} moved_row AS (
         UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
          WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now()) ${gate}
-         RETURNING t.id AS limit_row_id, ${limits.columns}
-      ), inserted AS (
+         RETURNING t.*
+      ), moved AS (
+        SELECT t.id AS limit_row_id, ${limits.columns} FROM moved_row t
+      ), inserted_row AS (
         INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
         SELECT $1, $4, limit_row_id, $5, $3::numeric, coalesce($6::timestamptz, now()), $7, $8 FROM moved
         ON CONFLICT (org_id, id) DO NOTHING
-        RETURNING amount::text AS entry_amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, key_id AS entry_key_id,
+        RETURNING amount, at, key_id, reference, recorded_at
+      ), inserted AS (
+        SELECT amount::text AS entry_amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, key_id AS entry_key_id,
           reference AS entry_reference, to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at
+          FROM inserted_row
       )
       SELECT ${claimed} coalesce($6::timestamptz > now(), false) AS future, moved.*, inserted.*
         FROM (SELECT 1) AS one LEFT JOIN moved ON true LEFT JOIN inserted ON true`;
@@ -264,7 +273,7 @@ async function existingEntry(tx: Queryable, limits: LimitView, write: EntryWrite
     `SELECT e.kind, l.uid AS limit, e.amount::text AS amount, to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at,
             e.key_id, e.reference, to_char(e.recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at,
             (e.kind = $3 AND l.uid = $4 AND e.amount = $5::numeric AND ($6::timestamptz IS NULL OR e.at = $6::timestamptz)) AS same
-       FROM ledger_entries e JOIN credit_limits l ON l.id = e.limit_id AND l.org_id = e.org_id
+       FROM ledger_entries e JOIN credit_limits l ON l.id = e.limit_id AND l.org_id = $1
       WHERE e.org_id = $1 AND e.id = $2`,
     [write.orgId, write.id, write.kind, write.limit, write.amount, write.at ?? null],
   );

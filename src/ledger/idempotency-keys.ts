@@ -87,24 +87,27 @@ export interface ClaimParams {
  */
 export function claimKeyCte(p: ClaimParams): string {
   return `idempotency_claimed AS (
-    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
-    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now() + make_interval(hours => $${p.ttlHours}::int))
+    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, created_at, expires_at)
+    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now(), now() + make_interval(hours => $${p.ttlHours}::int))
     ON CONFLICT (org_id, idempotency_key) DO UPDATE
        SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-           response_status = NULL, response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= now()
+           response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
     RETURNING 1 AS claimed
   )`;
 }
 
-const CLAIM_KEYS = `INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, expires_at)
-  SELECT $1, v.idempotency_key, v.fingerprint, v.key_id, now() + make_interval(hours => v.ttl_hours)
+// The DO UPDATE reads the time from the row it would have inserted
+// (EXCLUDED.created_at: the transaction's now()): on a distributed PostgreSQL
+// (Citus, docs/scaling.md) it may call no function that is not IMMUTABLE.
+const CLAIM_KEYS = `INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, created_at, expires_at)
+  SELECT $1, v.idempotency_key, v.fingerprint, v.key_id, now(), now() + make_interval(hours => v.ttl_hours)
     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS v (idempotency_key, fingerprint, key_id, ttl_hours)
    ORDER BY v.idempotency_key COLLATE "C"
   ON CONFLICT (org_id, idempotency_key) DO UPDATE
      SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-         response_status = NULL, response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-   WHERE idempotency_keys.expires_at <= now()
+         response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+   WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
   RETURNING idempotency_key`;
 
 async function claimPending(tx: Queryable, orgId: string, requests: readonly ClaimRequest[]): Promise<Set<string>> {

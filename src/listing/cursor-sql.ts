@@ -67,13 +67,13 @@ function buildCursorText(resource: ResourceDefinition, query: ListQuery, descend
   const behindText = position ? `EXISTS (SELECT 1 FROM ${resource.table} WHERE ${where} AND (${column}, ${rowId}) ${behind} ${positionValue})` : 'false';
   const pageColumns = [...Object.keys(resource.fields).map((name) => `p."${name}"`), `p.${CURSOR_KEY_COLUMN}`, `p.${ROW_ID_COLUMN}`].join(', ');
   // Deferred join as in sql.ts: the ids from the index alone, then only
-  // those rows. `_sort_value` orders the result (a driver would parse it
+  // those rows (of the organization: `t.org_id = $1`, as in sql.ts). `_sort_value` orders the result (a driver would parse it
   // into a Date if it were returned); `_cursor_key` is its exact text.
   return (
     `SELECT c.count, (${behindText}) AS behind, ${pageColumns} FROM (${countTextOf(resource, query)}) c ` +
     `LEFT JOIN LATERAL (SELECT ${selectList(resource, 't')}, ${selectExpression(`t.${column}`, sortField)} AS ${CURSOR_KEY_COLUMN}, ` +
     `t.${column} AS _sort_value, t.${rowId}::text AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
-    `JOIN (SELECT ${rowId} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${rowId})) p ON true ` +
+    `JOIN (SELECT ${rowId} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${rowId}) WHERE t.org_id = $1) p ON true ` +
     `ORDER BY p._sort_value ${direction}, p.${ROW_ID_COLUMN}::bigint ${direction}`
   );
 }

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { distribute } from '../../src/store/citus-distribution.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store, StoreKind } from '../../src/store/store.js';
 import { pgliteTemplate, TEST_SHARED_BUFFERS } from './pglite-template.js';
+
+const DISTRIBUTE_ON_CITUS = process.env.TEST_DISTRIBUTE_ON_CITUS === '1';
 
 export interface TestStoreVariant {
   readonly kind: StoreKind;
@@ -17,8 +20,10 @@ export interface TestStoreVariant {
  * so suites run in parallel and leave nothing behind.
  */
 export function testStoreVariants(): TestStoreVariant[] {
-  const variants: TestStoreVariant[] = [{ kind: 'pglite', open: openPgliteTestStore }];
   const url = process.env.DATABASE_URL;
+  // `npm run test:citus`: the suites on a Citus coordinator only, each schema distributed (test/citus/run.ts).
+  if (DISTRIBUTE_ON_CITUS && url) return [{ kind: 'postgres', open: () => openPostgresTestStore(url) }];
+  const variants: TestStoreVariant[] = [{ kind: 'pglite', open: openPgliteTestStore }];
   if (url && /^postgres(ql)?:/.test(url)) variants.push({ kind: 'postgres', open: () => openPostgresTestStore(url) });
   else if (process.env.CI) throw new Error('CI must run the suite on PostgreSQL too: set DATABASE_URL=postgres://…');
   return variants;
@@ -51,6 +56,7 @@ export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''
     namedStatements: process.env.DATABASE_PREPARED_STATEMENTS !== 'false',
   });
   await migrate(store);
+  if (DISTRIBUTE_ON_CITUS) await distribute(store);
   const close = store.close.bind(store);
   store.close = async () => {
     await store.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => {});

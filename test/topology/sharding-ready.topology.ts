@@ -1,22 +1,9 @@
-import { expect, it } from 'vitest';
-import { applyLedgerEntry } from '../../src/ledger/index.js';
-import { ListCache } from '../../src/listing/list-cache.js';
-import { listRecords, retrieveRecord } from '../../src/listing/list-records.js';
-import { scopeToParent } from '../../src/listing/parent-scope.js';
-import { parseListQuery } from '../../src/listing/query-parser.js';
-import { RESOURCES } from '../../src/resources/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { planOf, REFERENCE_TABLES } from '../../src/store/citus-distribution.js';
 import type { QueryOptions, Store, Transaction } from '../../src/store/store.js';
-import { insertRecords, PARENT_UID, sampleRecords } from '../helpers/fixtures/index.js';
-import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
-import { createTenant } from '../helpers/tenants.js';
-
-/**
- * Tables kept whole on every node of a sharded deployment (reference tables):
- * small, read by id at authentication, never listed. Every other table is
- * sharded by org_id (docs/scaling.md).
- */
-const REFERENCE_TABLES = ['organizations', 'api_keys', 'schema_migrations', 'installation_secrets'];
+import { checkStatement, loadParser, temporaryTablesCreatedBy, type ShardingContext } from './sharding-rules.js';
+import { runStatementWorkload } from './statement-workload.js';
 
 /** A Store that records every statement text it is given, in transactions too. */
 function recording(store: Store): { store: Store; statements: string[] } {
@@ -40,7 +27,45 @@ function recording(store: Store): { store: Store; statements: string[] } {
   return { store: wrapped, statements };
 }
 
+describe('the sharding rules (test/topology/sharding-rules.ts)', () => {
+  beforeAll(() => loadParser());
+  const context: ShardingContext = { distributed: new Set(['payment_methods', 'credit_limits', 'ledger_entries', 'row_counts', 'idempotency_keys']), temporary: new Set(['import_stage']) };
+  const rules = (sql: string) => checkStatement(sql, context).map((finding) => `${finding.rule}: ${finding.detail}`);
+
+  it('refuses what the code did before (each failed on a real Citus cluster) and accepts its replacement', () => {
+    // The page join's outer table had no org_id: every list scattered to all shards.
+    expect(rules('SELECT t.uid FROM payment_methods t JOIN (SELECT id FROM payment_methods WHERE org_id = $1 ORDER BY id LIMIT 10) page USING (id)')).toEqual([
+      'unconstrained: payment_methods t',
+    ]);
+    expect(rules('SELECT t.uid FROM payment_methods t JOIN (SELECT id FROM payment_methods WHERE org_id = $1 ORDER BY id LIMIT 10) page USING (id) WHERE t.org_id = $1')).toEqual([]);
+    // The import locked limits without org_id, and joined its temporary tables with the organization's.
+    expect(rules('SELECT 1 FROM credit_limits WHERE id IN (SELECT limit_id FROM import_stage) ORDER BY id FOR UPDATE')).toEqual([
+      'temp-join: import_stage with credit_limits',
+      'for-update: credit_limits',
+    ]);
+    expect(rules('SELECT 1 FROM credit_limits WHERE org_id = $1 AND id = ANY ($2::bigint[]) ORDER BY id FOR UPDATE')).toEqual([]);
+    expect(rules('UPDATE credit_limits l SET outstanding = l.outstanding + m.delta FROM import_stage m WHERE l.org_id = $1 AND l.id = m.limit_id')).toEqual([
+      'temp-join: import_stage with credit_limits',
+    ]);
+    expect(rules('INSERT INTO credit_limits (org_id, uid) SELECT $1, uid FROM import_stage')).toEqual([]);
+    expect(rules('INSERT INTO credit_limits (org_id, uid) SELECT org_id, uid FROM import_stage')).toEqual([
+      'unconstrained: INSERT INTO credit_limits without org_id as a parameter',
+    ]);
+    // The idempotency claim's now() in DO UPDATE, the ledger's to_char in RETURNING.
+    expect(
+      rules(
+        'INSERT INTO idempotency_keys (org_id, idempotency_key) VALUES ($1, $2) ON CONFLICT (org_id, idempotency_key) DO UPDATE SET created_at = now() WHERE idempotency_keys.expires_at <= now()',
+      ),
+    ).toEqual(['function-in-returning: ON CONFLICT DO UPDATE of idempotency_keys: now()', 'function-in-returning: ON CONFLICT DO UPDATE of idempotency_keys: now()']);
+    expect(rules("UPDATE credit_limits t SET outstanding = 1 WHERE t.org_id = $1 RETURNING to_char(t.updated_at, 'YYYY')")).toEqual([
+      'function-in-returning: RETURNING of credit_limits: to_char()',
+    ]);
+  });
+});
+
 describeEachStore('sharding-ready schema and statements', (store) => {
+  beforeAll(() => loadParser());
+
   it('includes org_id in every primary key, unique constraint and foreign key of every sharded table', async () => {
     const constraints = await store().query<{ table_name: string; name: string; kind: string; columns: string[] }>(
       `SELECT c.conrelid::regclass::text AS table_name, c.conname AS name, c.contype::text AS kind,
@@ -54,36 +79,28 @@ describeEachStore('sharding-ready schema and statements', (store) => {
     expect(without).toEqual([]);
   });
 
-  it('filters on one org_id in every statement the list engine and the ledger run', async () => {
-    const tenant = await createTenant(store());
-    for (const resource of RESOURCES) await insertRecords(store(), resource, tenant.org.id, sampleRecords(resource, 25));
-    await insertCreditLimits(store(), tenant.org.id, [creditLimit({ uid: 'cl_1', entity: 'ent_1', capacity: '100.00' })]);
-    const { store: recorded, statements } = recording(store());
-    // Small anchor stride, so deep pages go through the anchored statements too.
-    const cache = new ListCache({ entries: 100, anchorStride: 10, maxAnchors: 1000 });
-    for (const resource of RESOURCES) {
-      const equality = resource.filters.find((filter) => filter.operator === '=');
-      const sample = sampleRecords(resource, 2)[1]!;
-      const byValue = equality ? [`${equality.param}=${encodeURIComponent(sample[resource.fields[equality.field]!.column] ?? '')}`] : [];
-      const byLastOrdering = `order_by=${resource.orderings[resource.orderings.length - 1]}`;
-      for (const raw of ['', 'page=2', 'page=3', ...byValue, 'order_by=-created_at&page=2', 'created_from=2020-01-01T00:00:00Z', byLastOrdering]) {
-        const parsed = parseListQuery(resource, raw);
-        const query = resource.parent ? await scopeToParent(recorded, resource, tenant.org.id, PARENT_UID, parsed) : parsed;
-        await listRecords(recorded, resource, tenant.org.id, query, cache);
-        await listRecords(recorded, resource, tenant.org.id, query, undefined);
-      }
-      if (!resource.parent) await retrieveRecord(recorded, resource, tenant.org.id, `${resource.path}_1`);
-    }
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_2', limit: 'cl_1', amount: '1000.00' }).catch(() => {});
-    await applyLedgerEntry(recorded, tenant.org.id, { kind: 'repayment', id: 'rp_1', limit: 'cl_1', amount: '5.00' });
+  it('places every table of the schema: the reference tables, every other one distributed by org_id', async () => {
+    const plan = await planOf(store());
+    expect(plan.filter((p) => p.placement === 'reference').map((p) => p.table)).toEqual(REFERENCE_TABLES);
+    expect(plan.filter((p) => p.placement === 'distributed').map((p) => p.table)).toEqual(
+      expect.arrayContaining(['payment_methods', 'credit_limits', 'entities', 'ledger_entries', 'row_counts', 'idempotency_keys']),
+    );
+  });
 
-    const dataStatements = statements.filter((sql) => !/^(SET|BEGIN|COMMIT|ROLLBACK)\b/i.test(sql));
-    expect(dataStatements.length).toBeGreaterThan(20);
-    // A read or change names its organization (org_id = $n); an insert carries it as a column value.
-    const scoped = (sql: string) => /\borg_id = \$\d+/.test(sql) || /^INSERT INTO \w+ \([^)]*\borg_id\b[^)]*\) VALUES/.test(sql);
-    const unscoped = [...new Set(dataStatements.filter((sql) => !scoped(sql)))];
-    expect(unscoped).toEqual([]);
+  it('keeps every statement of the list engine, the ledger, HTTP writes and the import to one organization (a single-shard router query on Citus)', async () => {
+    const { store: recorded, statements } = recording(store());
+    await runStatementWorkload(store(), recorded);
+
+    const data = statements.filter((sql) => !/^(SET|BEGIN|COMMIT|ROLLBACK)\b/i.test(sql));
+    expect(data.length).toBeGreaterThan(60);
+    const plan = await planOf(store());
+    const context: ShardingContext = {
+      distributed: new Set(plan.filter((p) => p.placement === 'distributed').map((p) => p.table)),
+      temporary: new Set(data.flatMap(temporaryTablesCreatedBy)),
+    };
+    expect(context.temporary.size).toBeGreaterThan(5);
+    const findings = data.flatMap((sql) => checkStatement(sql, context));
+    const distinct = [...new Set(findings.map((finding) => `${finding.rule}: ${finding.detail}\n    in: ${finding.sql.slice(0, 400)}`))];
+    expect(distinct).toEqual([]);
   });
 });

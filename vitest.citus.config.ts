@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:citus` (test/citus/run.ts): the sharding plan on a real Citus
+// cluster named by CITUS_URL. Not part of `npm test`: it needs that cluster.
+export default defineConfig({
+  test: {
+    include: ['test/citus/**/*.citus.ts'],
+    testTimeout: 3_600_000,
+    hookTimeout: 300_000,
+    fileParallelism: false,
+    maxWorkers: 1,
+  },
+});
