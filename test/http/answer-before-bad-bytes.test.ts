@@ -61,6 +61,15 @@ describeEachStore('a request already being handled is answered before bad bytes 
     await insertPaymentMethods(store(), writer.org.id, [method]);
     uidFor.set('limits', limit.uid).set('methods', method.uid);
     app = await buildApp({ store: store(), onRoute: (route) => void routes.push(route) });
+    // A loan to repay on the loan repayment route.
+    const lent = await app.inject({
+      method: 'POST',
+      url: '/api/loans/',
+      headers: { authorization: writer.authorization, 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+      payload: { credit_limit: limit.uid, payment_method: method.uid, principal: '100.00' },
+    });
+    expect(lent.statusCode).toBe(201);
+    uidFor.set('loans', (lent.json() as { loan: { uid: string } }).loan.uid);
     await app.listen({ port: 0, host: '127.0.0.1' });
     port = (app.server.address() as { port: number }).port;
   });
@@ -83,27 +92,35 @@ describeEachStore('a request already being handled is answered before bad bytes 
     const writes = served.filter((route) => route.method === 'POST').sort((a, b) => a.url.localeCompare(b.url));
     const reads = served.filter((route) => route.method === 'GET' || route.method === 'HEAD');
     // The SPEC's write and read paths must be among them.
-    expect(writes.map((route) => route.url).sort()).toEqual([`/api/limits/${uidFor.get('limits')}/drawdowns/`, `/api/limits/${uidFor.get('limits')}/repayments/`]);
+    expect(writes.map((route) => route.url).sort()).toEqual([
+      `/api/limits/${uidFor.get('limits')}/drawdowns/`,
+      `/api/limits/${uidFor.get('limits')}/repayments/`,
+      '/api/loans/',
+      `/api/loans/${uidFor.get('loans')}/repayments/`,
+    ]);
     expect(reads.map((route) => route.url)).toEqual(expect.arrayContaining(['/healthz', '/readyz', '/api/limits/', `/api/methods/${uidFor.get('methods')}/`]));
 
     for (const stray of STRAY_BYTES) {
       for (const { method, url } of writes) {
         const idempotencyKey = randomUUID();
         const before = await ledgerState(store(), writer.org.id, uidFor.get('limits') ?? '');
-        const body = JSON.stringify({ amount: '1.00' });
+        const body = JSON.stringify(url === '/api/loans/' ? { credit_limit: uidFor.get('limits'), payment_method: uidFor.get('methods'), principal: '1.00' } : { amount: '1.00' });
         const request =
           `${method} ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: ${writer.authorization}\r\nIdempotency-Key: ${idempotencyKey}\r\n` +
           `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
         const [answer, rejection, ...more] = responsesIn(await exchange(port, request + stray), false);
         const what = `${method} ${url} followed by ${JSON.stringify(stray)}`;
         expect(answer?.status, what).toBe(201);
-        const entry = (JSON.parse(answer?.body ?? '{}') as { entry?: { id: string; amount: number } }).entry;
-        expect(entry?.amount, what).toBe(1);
+        const answered = JSON.parse(answer?.body ?? '{}') as { entry?: { id: string; amount: number }; loan?: { principal: number } };
         expectProblemWithIdAndHeaders(rejection ?? { status: 0, headers: {}, body: '' }, 400);
         expect(rejection?.headers.connection, what).toBe('close');
         expect(more, what).toEqual([]);
         // Recorded exactly once: the client has its 201 and has no reason to send it again.
-        expect(await entriesWithId(entry?.id ?? ''), what).toBe(1);
+        if (url === '/api/loans/') expect(answered.loan?.principal, what).toBe(1);
+        else {
+          expect(answered.entry?.amount, what).toBe(1);
+          expect(await entriesWithId(answered.entry?.id ?? ''), what).toBe(1);
+        }
         expect((await ledgerState(store(), writer.org.id, uidFor.get('limits') ?? '')).entries, what).toBe(before.entries + 1);
       }
       for (const { method, url } of reads) {
