@@ -6,6 +6,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/topology/**/*.topology.ts'],
+    // The Patroni cluster has a config of its own (vitest.patroni.config.ts, `npm run test:patroni`): not yet in CI,
+    // where a known flake (one 503 on a replica read in fault (d), about one run in three) would fail unrelated work.
+    exclude: ['test/topology/patroni-failover.topology.ts'],
     // Checks every answer the tests receive against openapi.json (the test that got an undeclared one fails).
     setupFiles: ['test/helpers/response-contract-hook.ts'],
     // Names a missing PostgreSQL server or PgBouncer, and how to install it, before any test starts.

@@ -1,5 +1,5 @@
 -- The database's share of one HTTP drawdown, for pgbench: the statements the
--- service sends (src/http/record-write.ts), with no service in between — the
+-- service sends (src/ledger/entry-operation.ts and idempotency-keys.ts), with no service in between — the
 -- ceiling of the write scenarios (docs/performance.md, "Writes").
 -- Against a database the bench has loaded (it has the bench_writes organization):
 --   pgbench -n -M prepared -c 32 -j 2 -T 15 -f bench/write-ceiling.sql \

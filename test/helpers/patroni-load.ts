@@ -64,7 +64,8 @@ export function startLoad(targets: LoadTargets, phase: string, readersPerNode = 
     const acknowledged = tally.acknowledged.get(uid)!;
     for (let n = 0; running && n < 1_000_000; n += 1) {
       const key = `${phase}-${uid}-${n}`;
-      // The same key until the write is answered: a 503 (nothing ran, or the outcome is unknown) or no answer is retried.
+      // The same key until the write is answered: a 503 (nothing ran), a 504 outcome_unknown (it may have
+      // committed: the same key replays it or records it once) or no answer is retried, as the SDK does.
       for (let attempt = 0; attempt < 1000; attempt += 1) {
         const { status, body } = await send(`${targets.writeUrl}/api/limits/${uid}/drawdowns/`, {
           method: 'POST',
@@ -77,7 +78,7 @@ export function startLoad(targets: LoadTargets, phase: string, readersPerNode = 
           tally.acknowledgedAt.push(performance.now());
           break;
         }
-        if (status !== 0 && status !== 503 && status !== 409) {
+        if (status !== 0 && status !== 503 && status !== 504 && status !== 409) {
           tally.unexpected.push(`W ${status} ${body.slice(0, 300)}`);
           break;
         }

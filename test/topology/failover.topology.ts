@@ -107,7 +107,7 @@ describe.runIf(binDir)('faults in a primary + two standbys topology, under load'
 
     console.log('primary stopped, answers per node:', Object.fromEntries([...tallies].map(([name, t]) => [name, statusCounts(t)])), `in-process draw failed after ${drawMs} ms`);
     expect(draw.code).not.toBe(0);
-    expect(draw.stderr).toMatch(/database is unreachable/);
+    expect(draw.stderr).toMatch(/the database at 127\.0\.0\.1:\d+\/\w+ as \w+ is unreachable/);
     expect(inProcess).toBeInstanceOf(StoreUnavailableError);
     // Fail fast: well within the 2 s connect timeout plus slack for a busy machine, not after retries.
     expect(drawMs).toBeLessThan(5000);
