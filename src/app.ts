@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
-import { rateLimits, type RateLimitOptions } from './http/rate-limits.js';
+import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { httpMetrics } from './metrics/http-metrics.js';

@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { connectRedis } from './http/redis-client.js';
+import { connectRedis } from './rate-limits/redis-client.js';
 import { createLogger } from './logger.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { migrate, pendingMigrations } from './store/migrate.js';

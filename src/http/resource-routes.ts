@@ -4,7 +4,7 @@ import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import { ListEngine, type ListCache } from '../listing/list-engine.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { publicBaseUrl } from './public-url.js';
-import { authenticateWithLimits } from './rate-limits.js';
+import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
 import type { DatabaseOf } from './request-database.js';
 
 export interface ResourceRoutesOptions {

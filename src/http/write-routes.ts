@@ -10,7 +10,7 @@ import type { Queryable, Store } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 import type { DatabaseOf } from './request-database.js';
-import { authenticateWithLimits } from './rate-limits.js';
+import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
 import { closeIfBodyPending } from './unread-body.js';
 import { parseWriteBody } from './write-body.js';
 import { decodeJsonBody } from './json-body-text.js';

@@ -113,6 +113,7 @@ const SUITES = [
   'test/ledger',
   'test/import',
   'test/http/writes',
+  'test/rate-limits/write-rate-limit.test.ts',
   'test/http/ledger-entries.test.ts',
   'test/http/list-payment-methods.test.ts',
 ];

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { startPgBouncer, type PoolMode } from '../helpers/topology.js';
 
 /** The suites that run on PostgreSQL through the store helper (describeEachStore). */
-export const SUITES_THROUGH_PGBOUNCER = ['test/listing', 'test/ledger', 'test/import', 'test/auth', 'test/http', 'test/openapi', 'test/examples'];
+export const SUITES_THROUGH_PGBOUNCER = ['test/listing', 'test/ledger', 'test/import', 'test/auth', 'test/http', 'test/rate-limits', 'test/openapi', 'test/examples'];
 
 const mode = process.argv[2] as PoolMode;
 if (mode !== 'transaction' && mode !== 'session') {

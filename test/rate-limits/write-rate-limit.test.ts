@@ -1,9 +1,9 @@
 import { beforeAll, expect, it } from 'vitest';
-import { json, useApp } from '../../helpers/app.js';
-import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
-import { describeEachStore } from '../../helpers/stores.js';
-import { createTenant, type Tenant } from '../../helpers/tenants.js';
-import { ledgerState, postEntry } from '../../helpers/writes.js';
+import { json, useApp } from '../helpers/app.js';
+import { creditLimit, insertCreditLimits } from '../helpers/records.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { createTenant, type Tenant } from '../helpers/tenants.js';
+import { ledgerState, postEntry } from '../helpers/writes.js';
 
 describeEachStore('the write budget', (store) => {
   const app = useApp(store, { rateLimit: { perMinute: 100, writesPerMinute: 3, authFailuresPerMinute: 0 } });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { throttleAddressOf } from '../../src/http/client-address.js';
+import { throttleAddressOf } from '../../src/rate-limits/client-address.js';
 
 const hextet = fc.integer({ min: 0, max: 0xffff });
 const hextets = fc.array(hextet, { minLength: 8, maxLength: 8 });
