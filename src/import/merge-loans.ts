@@ -19,6 +19,10 @@ import { LEDGER_FIRST_TABLE, STAGING_TABLE } from "./staging.js";
  */
 const LOAN_LINES_TABLE = "import_loan_lines";
 const LOAN_FIRST_TABLE = "import_loan_first";
+/** The organization's limits, methods and loans the loan lines name. */
+const LOAN_LIMITS_TABLE = "import_loan_limits";
+const LOAN_METHODS_TABLE = "import_loan_methods";
+const LOANS_STORED_TABLE = "import_loans_stored";
 
 /** The ledger id of an imported loan's drawdown. */
 export const LOAN_DRAWDOWN_ID_PREFIX = "loan:";
@@ -72,6 +76,34 @@ export async function mergeLoans(
     (row) =>
       `loan uid '${row.uid}' is used on line ${row.first_line} with different content`,
   );
+  // Sharding-ready as in merge-records.ts (Citus cannot join a session's
+  // temporary table with a distributed one): the uids the loan lines name
+  // (array text) are looked up in the organization's rows alone, into
+  // temporary tables of their own; the lines are matched with them there.
+  const [named] = await tx.query<{
+    limits: string | null;
+    methods: string | null;
+    loans: string | null;
+  }>(
+    `SELECT array_agg(DISTINCT credit_limit)::text AS limits, array_agg(DISTINCT payment_method)::text AS methods,
+            array_agg(DISTINCT uid)::text AS loans
+       FROM ${LOAN_LINES_TABLE}`,
+  );
+  await tx.query(
+    `CREATE TEMP TABLE ${LOAN_LIMITS_TABLE} ON COMMIT DROP AS
+     SELECT uid, id, entity, currency FROM credit_limits WHERE org_id = $1 AND uid = ANY ($2::text[])`,
+    [orgId, named?.limits ?? "{}"],
+  );
+  await tx.query(
+    `CREATE TEMP TABLE ${LOAN_METHODS_TABLE} ON COMMIT DROP AS
+     SELECT uid, entity, currency FROM payment_methods WHERE org_id = $1 AND uid = ANY ($2::text[])`,
+    [orgId, named?.methods ?? "{}"],
+  );
+  await tx.query(
+    `CREATE TEMP TABLE ${LOANS_STORED_TABLE} ON COMMIT DROP AS
+     SELECT uid, id, credit_limit, payment_method, principal, reference FROM loans WHERE org_id = $1 AND uid = ANY ($2::text[])`,
+    [orgId, named?.loans ?? "{}"],
+  );
   await tx.query(
     `CREATE TEMP TABLE ${LOAN_FIRST_TABLE} ON COMMIT DROP AS
      SELECT f.*, l.id AS limit_id, l.entity AS limit_entity, l.currency AS limit_currency,
@@ -79,10 +111,9 @@ export async function mergeLoans(
             x.principal::text AS existing_principal, x.credit_limit AS existing_limit,
             (x.credit_limit, x.payment_method, x.principal, x.reference) IS NOT DISTINCT FROM (f.credit_limit, f.payment_method, f.principal, f.reference) AS same
        FROM (SELECT DISTINCT ON (uid) * FROM ${LOAN_LINES_TABLE} ORDER BY uid, line) f
-       LEFT JOIN credit_limits l ON l.org_id = $1 AND l.uid = f.credit_limit
-       LEFT JOIN payment_methods m ON m.org_id = $1 AND m.uid = f.payment_method
-       LEFT JOIN loans x ON x.org_id = $1 AND x.uid = f.uid`,
-    [orgId],
+       LEFT JOIN ${LOAN_LIMITS_TABLE} l ON l.uid = f.credit_limit
+       LEFT JOIN ${LOAN_METHODS_TABLE} m ON m.uid = f.payment_method
+       LEFT JOIN ${LOANS_STORED_TABLE} x ON x.uid = f.uid`,
   );
   await collectLineErrors<{ line: string; reason: string }>(
     tx,
