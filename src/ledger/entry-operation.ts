@@ -5,7 +5,7 @@ import { selectList } from '../listing/sql.js';
 import type { Queryable } from '../store/store.js';
 import { claimKeyCte, type ClaimRequest } from './idempotency-keys.js';
 import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
-import type { LedgerKind } from './ledger-entry.js';
+import type { LedgerEntryInput, LedgerKind } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
@@ -18,22 +18,9 @@ const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
  */
 const RECORD_CHANGED_AT = 'greatest(t.updated_at, now())';
 
-/** A drawdown or repayment to record. */
-export interface EntryWrite {
+/** A drawdown or repayment to record, in an organization. */
+export interface EntryWrite extends LedgerEntryInput {
   readonly orgId: string;
-  readonly kind: LedgerKind;
-  /** The entry's id: unique within the organization (newLedgerId for a fresh one). */
-  readonly id: string;
-  /** uid of the credit limit. */
-  readonly limit: string;
-  /** Canonical positive decimal, at most two decimal places. */
-  readonly amount: string;
-  /** RFC 3339 time of the entry; absent means now. */
-  readonly at?: string | undefined;
-  /** The API key that wrote it (HTTP writes); absent for the CLI, which holds no key. */
-  readonly keyId?: string | undefined;
-  /** The caller's own reference (1–255 characters), if any. */
-  readonly reference?: string | undefined;
   /**
    * The id was given by the caller (the CLI's --id), so it may already be
    * recorded: the same entry again is answered as it stands (`applied: false`),
