@@ -20,6 +20,12 @@ describe('README.md', () => {
     expect((await readme()).split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(1300);
   });
 
+  it('needs nothing beyond Node.js in its commands, nor does docs/: no uuidgen for an Idempotency-Key (regression: 400 idempotency_key_missing as typed)', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const docs = await Promise.all((await readdir(path.join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => readFile(path.join(ROOT, 'docs', name), 'utf8')));
+    for (const text of [await readme(), ...docs]) expect(text).not.toMatch(/\$\(uuidgen\)/);
+  });
+
   it('starts its quick start with two commands: install and run the demo; install and test', async () => {
     const quickStart = (await readme()).split('## Quick start')[1]!.split('\n## ')[0]!;
     const commands = blocks(quickStart, 'sh').slice(0, 2).map((block) => block.split('#')[0]!.trim());
