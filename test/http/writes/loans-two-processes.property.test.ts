@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../../src/store/migrate.js';
-import { PostgresStore } from '../../../src/store/postgres-store.js';
+import type { PostgresStore } from '../../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../../helpers/records.js';
-import { spawnServer, type SpawnedServer } from '../../helpers/spawn-server.js';
-import { createTempPostgres, postgresBinDir, type TempPostgres } from '../../helpers/temp-postgres.js';
-import { createTenant, type Tenant } from '../../helpers/tenants.js';
+import type { SpawnedServer } from '../../helpers/spawn-server.js';
+import { postgresBinDir } from '../../helpers/temp-postgres.js';
+import type { Tenant } from '../../helpers/tenants.js';
+import { startTwoNodes, type TwoNodes } from '../../helpers/two-nodes.js';
 
 const binDir = postgresBinDir();
 const LIMITS = ['cl_m0', 'cl_m1', 'cl_m2'];
@@ -40,10 +40,10 @@ const write: fc.Arbitrary<Write> = fc.oneof(
 // outstanding its principal less its repayments with the right status, and
 // every 201 in the ledger exactly once (and nothing else: a 409 wrote nothing).
 describe.runIf(binDir)('loans, repayments and direct entries over two serve processes (model)', () => {
-  let pg: TempPostgres;
   let store: PostgresStore;
   let tenant: Tenant;
   const servers: SpawnedServer[] = [];
+  let nodes: TwoNodes | undefined;
   const loans: string[] = [];
   const principals = new Map<string, string>();
   /** Every distinct write answered 201 (a key's copies count once): each is one entry. */
@@ -51,21 +51,16 @@ describe.runIf(binDir)('loans, repayments and direct entries over two serve proc
   let sent = 0;
 
   beforeAll(async () => {
-    pg = await createTempPostgres(binDir ?? '');
-    store = new PostgresStore(pg.url, { poolSize: 2 });
-    await migrate(store);
-    tenant = await createTenant(store, 'Model lender', 'write');
-    await insertCreditLimits(store, tenant.org.id, LIMITS.map((uid) => creditLimit({ uid, entity: 'ent_m', currency: 'USD', capacity: '1000.00', outstanding: '0.00' })));
-    await insertPaymentMethods(store, tenant.org.id, [paymentMethod({ uid: 'pm_m', entity: 'ent_m', currency: 'USD' })]);
-    const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0' };
-    servers.push(await spawnServer([], env), await spawnServer([], env));
+    nodes = await startTwoNodes(binDir ?? '', 'Model lender', async (seedStore, seedTenant) => {
+      await insertCreditLimits(seedStore, seedTenant.org.id, LIMITS.map((uid) => creditLimit({ uid, entity: 'ent_m', currency: 'USD', capacity: '1000.00', outstanding: '0.00' })));
+      await insertPaymentMethods(seedStore, seedTenant.org.id, [paymentMethod({ uid: 'pm_m', entity: 'ent_m', currency: 'USD' })]);
+    });
+    ({ store, tenant } = nodes);
+    servers.push(...nodes.servers);
   }, 180_000);
 
   afterAll(async () => {
-    for (const server of servers) server.child.kill('SIGTERM');
-    await Promise.all(servers.map((server) => server.exited));
-    await store?.close();
-    await pg?.destroy();
+    await nodes?.stop();
   });
 
   const money = (amount: number) => `${Math.floor(amount / 100)}.${String(amount % 100).padStart(2, '0')}`;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../../src/store/migrate.js';
-import { PostgresStore } from '../../../src/store/postgres-store.js';
+import type { PostgresStore } from '../../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
-import { spawnServer, type SpawnedServer } from '../../helpers/spawn-server.js';
-import { createTempPostgres, postgresBinDir, type TempPostgres } from '../../helpers/temp-postgres.js';
-import { createTenant, type Tenant } from '../../helpers/tenants.js';
+import type { SpawnedServer } from '../../helpers/spawn-server.js';
+import { postgresBinDir } from '../../helpers/temp-postgres.js';
+import type { Tenant } from '../../helpers/tenants.js';
+import { startTwoNodes, type TwoNodes } from '../../helpers/two-nodes.js';
 
 const binDir = postgresBinDir();
 const LIMITS = 40;
@@ -20,30 +20,25 @@ interface Answer {
 // Two real `serve` processes with their default settings on a PostgreSQL of this test's own (its
 // pg_stat_database counts only this test's deadlocks).
 describe.runIf(binDir)('two serve processes writing to one PostgreSQL', () => {
-  let pg: TempPostgres;
   let store: PostgresStore;
   let tenant: Tenant;
   const servers: SpawnedServer[] = [];
+  let nodes: TwoNodes | undefined;
 
   beforeAll(async () => {
-    pg = await createTempPostgres(binDir ?? '');
-    store = new PostgresStore(pg.url, { poolSize: 2 });
-    await migrate(store);
-    tenant = await createTenant(store, 'Two nodes', 'write');
-    await insertCreditLimits(
-      store,
-      tenant.org.id,
-      Array.from({ length: LIMITS }, (_, i) => creditLimit({ uid: `cl_${i}`, capacity: '1000000.00', outstanding: '0.00' })),
-    );
-    const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0' };
-    servers.push(await spawnServer([], env), await spawnServer([], env));
+    nodes = await startTwoNodes(binDir ?? '', 'Two nodes', async (seedStore, seedTenant) => {
+      await insertCreditLimits(
+        seedStore,
+        seedTenant.org.id,
+        Array.from({ length: LIMITS }, (_, i) => creditLimit({ uid: `cl_${i}`, capacity: '1000000.00', outstanding: '0.00' })),
+      );
+    });
+    ({ store, tenant } = nodes);
+    servers.push(...nodes.servers);
   }, 180_000);
 
   afterAll(async () => {
-    for (const server of servers) server.child.kill('SIGTERM');
-    await Promise.all(servers.map((server) => server.exited));
-    await store?.close();
-    await pg?.destroy();
+    await nodes?.stop();
   });
 
   const post = async (node: number, limit: string, key: string): Promise<Answer> => {

@@ -1,0 +1,40 @@
+import { migrate } from '../../src/store/migrate.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import { spawnServer, type SpawnedServer } from './spawn-server.js';
+import { createTempPostgres } from './temp-postgres.js';
+import { createTenant, type Tenant } from './tenants.js';
+
+/** Two real `serve` processes with their default settings (rate limits off) on a PostgreSQL of the test's own. */
+export interface TwoNodes {
+  /** The test's own connection, for seeding and checking. */
+  readonly store: PostgresStore;
+  /** A write-scoped tenant the seed gave records to. */
+  readonly tenant: Tenant;
+  readonly servers: readonly SpawnedServer[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the PostgreSQL (its pg_stat_database counts only this test's deadlocks), migrates it, creates the
+ * tenant, lets `seed` give it records, then starts both processes.
+ */
+export async function startTwoNodes(binDir: string, tenantName: string, seed: (store: PostgresStore, tenant: Tenant) => Promise<void>): Promise<TwoNodes> {
+  const pg = await createTempPostgres(binDir);
+  const store = new PostgresStore(pg.url, { poolSize: 2 });
+  await migrate(store);
+  const tenant = await createTenant(store, tenantName, 'write');
+  await seed(store, tenant);
+  const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0' };
+  const servers = [await spawnServer([], env), await spawnServer([], env)];
+  return {
+    store,
+    tenant,
+    servers,
+    stop: async () => {
+      for (const server of servers) server.child.kill('SIGTERM');
+      await Promise.all(servers.map((server) => server.exited));
+      await store.close();
+      await pg.destroy();
+    },
+  };
+}
