@@ -1,27 +1,11 @@
 import { beforeAll, expect, it } from 'vitest';
+import type { Loan, Problem } from '../../../packages/client/src/generated.js';
 import { json, useApp } from '../../helpers/app.js';
 import { postLoanWrite } from '../../helpers/loans.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../../helpers/records.js';
 import { describeEachStore } from '../../helpers/stores.js';
 import { createTenant, type Tenant } from '../../helpers/tenants.js';
 import { dumpAllTables } from '../../helpers/import-lines.js';
-
-interface Loan {
-  uid: string;
-  entity: string;
-  credit_limit: string;
-  payment_method: string;
-  currency: string;
-  principal: number;
-  outstanding: number;
-  status: string;
-  reference: string | null;
-}
-interface Problem {
-  code: string;
-  detail: string;
-  errors?: { param: string; detail: string }[];
-}
 
 describeEachStore('POST /api/loans/ and /api/loans/{uid}/repayments/', (store) => {
   const app = useApp(store);
