@@ -105,16 +105,22 @@ const creationStatements = new WeakMap<LoanViews, string>();
 function creationStatement(views: LoanViews): string {
   let text = creationStatements.get(views);
   if (!text) {
+    // The writes RETURN stored columns only and CTEs that read them turn them into text: on Citus
+    // (docs/scaling.md) the RETURNING of a write to a distributed table may hold no function that is not IMMUTABLE.
     text = `WITH method AS (SELECT m.entity, m.currency FROM payment_methods m WHERE m.org_id = $1 AND m.uid = $3),
-      moved AS (
+      moved_row AS (
         UPDATE credit_limits t SET outstanding = t.outstanding + $4::numeric, updated_at = greatest(t.updated_at, now())
          WHERE t.org_id = $1 AND t.uid = $2 AND t.outstanding + $4::numeric <= t.capacity
            AND EXISTS (SELECT 1 FROM method WHERE method.entity = t.entity AND method.currency = t.currency)
-         RETURNING t.id AS limit_row_id, t.entity AS limit_entity, t.currency AS limit_currency, ${selectList(views.limits, 't')}
-      ), created AS (
+         RETURNING t.*
+      ), moved AS (
+        SELECT t.id AS limit_row_id, t.entity AS limit_entity, t.currency AS limit_currency, ${selectList(views.limits, 't')} FROM moved_row t
+      ), created_row AS (
         INSERT INTO loans AS t (org_id, uid, entity, credit_limit, payment_method, currency, principal, outstanding, reference, created_at, updated_at)
         SELECT $1, $5, limit_entity, $2, $3, limit_currency, $4::numeric, $4::numeric, $6, now(), now() FROM moved
-        RETURNING ${selectList(views.loans, 't')}
+        RETURNING t.*
+      ), created AS (
+        SELECT ${selectList(views.loans, 't')} FROM created_row t
       ), entry AS (
         INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference, loan)
         SELECT $1, $7, limit_row_id, 'drawdown', $4::numeric, now(), $8, $6, $5 FROM moved
@@ -198,20 +204,28 @@ const repaymentStatements = new WeakMap<LoanViews, string>();
 function repaymentStatement(views: LoanViews): string {
   let text = repaymentStatements.get(views);
   if (!text) {
-    text = `WITH repaid AS (
+    // Stored columns only in each RETURNING, turned into text by the CTEs that read them (Citus: see above).
+    text = `WITH repaid_row AS (
         UPDATE loans t SET outstanding = t.outstanding - $3::numeric, updated_at = greatest(t.updated_at, now())
          WHERE t.org_id = $1 AND t.uid = $2 AND t.outstanding >= $3::numeric AND ($5::timestamptz IS NULL OR $5::timestamptz <= now())
            AND EXISTS (SELECT 1 FROM credit_limits c WHERE c.org_id = $1 AND c.uid = t.credit_limit AND c.outstanding >= $3::numeric)
-         RETURNING t.credit_limit AS loan_limit, ${selectList(views.loans, 't')}
-      ), moved AS (
+         RETURNING t.*
+      ), repaid AS (
+        SELECT t.credit_limit AS loan_limit, ${selectList(views.loans, 't')} FROM repaid_row t
+      ), moved_row AS (
         UPDATE credit_limits t SET outstanding = t.outstanding - $3::numeric, updated_at = greatest(t.updated_at, now())
           FROM repaid WHERE t.org_id = $1 AND t.uid = repaid.loan_limit
-         RETURNING t.id AS limit_row_id, ${selectList(views.limits, 't')}
-      ), entry AS (
+         RETURNING t.*
+      ), moved AS (
+        SELECT t.id AS limit_row_id, ${selectList(views.limits, 't')} FROM moved_row t
+      ), entry_row AS (
         INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference, loan)
         SELECT $1, $4, limit_row_id, 'repayment', $3::numeric, coalesce($5::timestamptz, now()), $6, $7, $2 FROM moved
-        RETURNING amount::text AS amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at, key_id, reference,
-                  to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at
+        RETURNING amount, at, key_id, reference, recorded_at
+      ), entry AS (
+        SELECT amount::text AS amount, to_char(at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS at, key_id, reference,
+               to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS recorded_at
+          FROM entry_row
       )
       SELECT coalesce($5::timestamptz > now(), false) AS future, (SELECT to_json(repaid) FROM repaid) AS loan_row,
              (SELECT to_json(moved) FROM moved) AS limit_row, (SELECT to_json(entry) FROM entry) AS entry_row`;
