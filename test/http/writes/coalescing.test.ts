@@ -5,6 +5,7 @@ import { entryOperation, LedgerError, LedgerWriter, limitViewOf, newLedgerId, ty
 import { creditLimits } from '../../../src/resources/credit-limits.js';
 import type { Store, Transaction } from '../../../src/store/store.js';
 import { json, useApp } from '../../helpers/app.js';
+import { lockWaiters } from '../../helpers/lock-waits.js';
 import { describeEachStore } from '../../helpers/stores.js';
 import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
@@ -267,7 +268,9 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
         const before = counted.transactions();
         const sameRequest = processB.write(request(uid, 'drawdown', '3.00', 'dl-k'));
         try {
-          for (let waited = 0; (await waitersHoldingIdempotencyKeys(store())) === 0; waited += 1) {
+          // B, and only B: waiting for a lock while holding one on this suite's own idempotency_keys (its claim of
+          // dl-k). Other test files' writes, in other schemas, wait on locks with the same statement text.
+          for (let waited = 0; (await lockWaiters(store(), { holding: 'idempotency_keys' })) === 0; waited += 1) {
             if (waited > 500) throw new Error('B never waited for its key');
             await new Promise((resolve) => setTimeout(resolve, 10));
           }
@@ -288,29 +291,3 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
   }
 });
 
-/**
- * Backends of this node that wait for a lock while holding one on this schema's own idempotency_keys
- * (other test files' writes, in other schemas, wait on locks with the same statement text). On
- * PostgreSQL the waiting backend is the statement's own (wait_event_type 'Lock'). On Citus the
- * statement's lock wait happens on the worker that holds the shard, and this node's backend waits for
- * the worker's answer: Citus's cluster-wide citus_lock_waits names it (by its global pid, on this node).
- */
-async function waitersHoldingIdempotencyKeys(db: Store): Promise<number> {
-  const [{ citus } = { citus: false }] = await db.query<{ citus: boolean }>(`SELECT to_regclass('pg_catalog.citus_lock_waits') IS NOT NULL AS citus`);
-  const waitingOnWorkers = citus
-    ? (
-        await db.query<{ pid: number }>(
-          // A global pid is node id × 10¹⁰ + the pid on that node.
-          `SELECT (waiting_gpid % 10000000000)::int AS pid FROM citus_lock_waits
-            WHERE waiting_gpid / 10000000000 = citus_backend_gpid() / 10000000000`,
-        )
-      ).map((row) => row.pid)
-    : [];
-  const [row] = await db.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM pg_stat_activity a
-      WHERE (a.wait_event_type = 'Lock' OR a.pid = ANY ($1::int[]))
-        AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.relation = 'idempotency_keys'::regclass)`,
-    [waitingOnWorkers],
-  );
-  return Number(row?.n ?? 0);
-}
