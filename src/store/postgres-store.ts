@@ -259,11 +259,11 @@ export class PostgresStore implements Store {
       // Without parameters this is one simple-protocol message: both statements in one round trip. Sent
       // with the transaction's first statement when that one asks for it (QueryOptions.sendWithBegin).
       let pendingBegin: string | undefined = options.synchronousCommit ? `BEGIN; SET LOCAL synchronous_commit = ${options.synchronousCommit}` : 'BEGIN';
-      const open = async (first?: { sql: string; params: readonly unknown[] }): Promise<pg.QueryResult | undefined> => {
+      const open = async (first?: string): Promise<pg.QueryResult | undefined> => {
         const begin = pendingBegin;
         if (begin === undefined) return undefined;
         pendingBegin = undefined;
-        const beginning = run(first ? `${begin}; ${withLiterals(first.sql, first.params)}` : begin);
+        const beginning = run(first ? `${begin}; ${first}` : begin);
         stage = 'in-transaction';
         const results = (await beginning) as pg.QueryResult | pg.QueryResult[];
         return Array.isArray(results) ? results[results.length - 1] : results;
@@ -271,8 +271,9 @@ export class PostgresStore implements Store {
       const tx: Transaction = {
         query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
           if (pendingBegin !== undefined) {
-            const first = await open(queryOptions.sendWithBegin ? { sql, params } : undefined);
-            if (first && queryOptions.sendWithBegin) return first.rows as Row[];
+            const folded = queryOptions.sendWithBegin ? this.foldedWithBegin(client, sql, params, queryOptions) : undefined;
+            const first = await open(folded);
+            if (first && folded) return first.rows as Row[];
           }
           return (await run(sql, params, queryOptions)).rows as Row[];
         },
@@ -315,6 +316,22 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * The text that sends a transaction's first statement with its BEGIN (one
+   * simple-protocol message), or undefined to send it on its own. A
+   * prepared statement is folded only once this connection has prepared it,
+   * as `EXECUTE name(literals)`: it then runs with the plan it would have
+   * had on its own. Spelled out with literals, PostgreSQL would plan it
+   * afresh for those values each time — for a key lookup of an organization
+   * newer than the table's statistics, a scan of the organization's rows.
+   */
+  private foldedWithBegin(client: pg.PoolClient, sql: string, params: readonly unknown[], options: QueryOptions): string | undefined {
+    if (!options.prepare) return withLiterals(sql, params);
+    const name = this.namedStatements ? this.statements.nameOf(sql) : undefined;
+    if (name === undefined || preparedOn(client)[name] !== sql) return undefined;
+    return params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map((value, i) => literal(value, String(i + 1))).join(', ')})`;
+  }
+
   async exec(sql: string): Promise<void> {
     await this.query(sql);
   }
@@ -326,6 +343,11 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** The statements pg has prepared on this client's connection, by name (pg's own record of them: it skips their Parse too). */
+function preparedOn(client: pg.PoolClient): Readonly<Record<string, string | undefined>> {
+  return (client as unknown as { connection: { parsedStatements: Record<string, string | undefined> } }).connection.parsedStatements;
 }
 
 /** `$n` replaced by the n-th parameter as a literal (pg's own quoting, correct whatever standard_conforming_strings says). */

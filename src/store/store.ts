@@ -28,8 +28,10 @@ export interface QueryOptions {
   /**
    * In a transaction (PostgreSQL): if this is its first statement, send it
    * with the BEGIN in one round trip, its parameters as quoted literals
-   * (text, numbers, NULL and arrays of them). Only for a fixed statement
-   * text, never one with values spliced in.
+   * (text, numbers, NULL and arrays of them). With `prepare`, only once the
+   * connection has prepared it (then as EXECUTE of the prepared statement,
+   * with its plan); its first run on a connection goes on its own. Only for
+   * a fixed statement text, never one with values spliced in.
    */
   readonly sendWithBegin?: boolean;
 }

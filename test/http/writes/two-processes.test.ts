@@ -13,6 +13,8 @@ interface Answer {
   readonly key: string;
   readonly status: number;
   readonly code: string | undefined;
+  /** A refusal's problem detail: shown when a test fails, to tell a queue wait from a database budget. */
+  readonly detail: string | undefined;
   readonly replayed: boolean;
   readonly body: string;
 }
@@ -50,14 +52,14 @@ describe.runIf(binDir)('two serve processes writing to one PostgreSQL', () => {
       body: JSON.stringify({ amount: '1.00' }),
     });
     const body = await response.text();
-    const code = response.status >= 400 ? (JSON.parse(body) as { code: string }).code : undefined;
-    return { key, status: response.status, code, replayed: response.headers.get('idempotent-replayed') === 'true', body };
+    const problem = response.status >= 400 ? (JSON.parse(body) as { code: string; detail: string }) : undefined;
+    return { key, status: response.status, code: problem?.code, detail: problem?.detail, replayed: response.headers.get('idempotent-replayed') === 'true', body };
   };
   const deadlocks = async () => {
     const [row] = await store.query<{ n: string }>('SELECT deadlocks::text AS n FROM pg_stat_database WHERE datname = current_database()');
     return Number(row?.n);
   };
-  const refusals = (answers: readonly Answer[]) => answers.filter((answer) => answer.status !== 201).map(({ key, status, code }) => ({ key, status, code }));
+  const refusals = (answers: readonly Answer[]) => answers.filter((answer) => answer.status !== 201).map(({ key, status, code, detail }) => ({ key, status, code, detail }));
   /**
    * As the SDK does: a 504 outcome_unknown (on a machine so busy that a COMMIT outlived the write's database
    * time) is sent again with its key, which answers what was recorded or records it once. Nothing else is retried.
