@@ -140,8 +140,8 @@ export async function mergeLoans(
        FROM ${LOAN_FIRST_TABLE}`,
   );
   // Every fresh line is inserted (no ON CONFLICT: a uid stored meanwhile is a unique violation). A plain
-  // INSERT … SELECT, not a counting CTE around it: Citus runs a modifying CTE over a temporary table through
-  // intermediate results, which a transaction that already read a reference table locally cannot switch to.
+  // INSERT … SELECT, not a counting modifying CTE around it: Citus refused that one ("cannot switch local
+  // execution status …") in a transaction that had already used the coordinator's placement of a reference table.
   if (errors.total === 0) {
     await tx.query(
       `INSERT INTO loans (org_id, uid, entity, credit_limit, payment_method, currency, principal, outstanding, reference, created_at, updated_at)
