@@ -31,7 +31,6 @@ export async function ensureDataset(
   }
   await options.reset();
   await migrate(store);
-  await store.query(`CREATE TABLE ${MARKER} (seed bigint NOT NULL, scale float8 NOT NULL, generator integer NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())`);
   const orgs = options.only ?? organizations(spec);
   const rebuild = store.kind === 'postgres' ? await dropOrderingIndexes(store, options.log) : async () => {};
   const total = orgs.reduce((sum, org) => sum + org.paymentMethods + org.creditLimits, 0);
@@ -56,8 +55,23 @@ export async function ensureDataset(
     await store.exec('VACUUM ANALYZE');
   }
   await checkCounts(store, orgs);
-  await store.query(`INSERT INTO ${MARKER} (seed, scale, generator) VALUES ($1, $2, $3)`, [spec.seed, spec.scale, GENERATOR_VERSION]);
+  await markLoaded(store, spec);
   return { reused: false, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * The marker is a view of constants, not a table: it holds no rows to place,
+ * so `lending-api distribute` (which places every table of the schema) runs
+ * on a Citus database that holds the dataset too (test/citus). A database
+ * loaded before has a table of the same name and columns; both read alike.
+ */
+async function markLoaded(store: Store, spec: DatasetSpec): Promise<void> {
+  const literal = (value: number) => String(Number(value));
+  await store.exec(`DO $$ BEGIN IF (SELECT relkind FROM pg_class WHERE oid = to_regclass('${MARKER}')) = 'r' THEN DROP TABLE ${MARKER}; END IF; END $$`);
+  await store.exec(
+    `CREATE OR REPLACE VIEW ${MARKER} AS SELECT ${literal(spec.seed)}::bigint AS seed, ${literal(spec.scale)}::float8 AS scale, ` +
+      `${literal(GENERATOR_VERSION)}::integer AS generator, '${new Date().toISOString()}'::timestamptz AS loaded_at`,
+  );
 }
 
 async function holds(store: Store, spec: DatasetSpec): Promise<boolean> {

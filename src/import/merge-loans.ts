@@ -139,19 +139,17 @@ export async function mergeLoans(
     `SELECT count(*) FILTER (WHERE existing_id IS NULL)::text AS fresh, count(*) FILTER (WHERE existing_id IS NOT NULL AND same)::text AS unchanged
        FROM ${LOAN_FIRST_TABLE}`,
   );
-  let inserted = 0;
+  // Every fresh line is inserted (no ON CONFLICT: a uid stored meanwhile is a unique violation). A plain
+  // INSERT … SELECT, not a counting modifying CTE around it: Citus refused that one ("cannot switch local
+  // execution status …") in a transaction that had already used the coordinator's placement of a reference table.
   if (errors.total === 0) {
-    const [added] = await tx.query<{ inserted: string }>(
-      `WITH added AS (
-         INSERT INTO loans (org_id, uid, entity, credit_limit, payment_method, currency, principal, outstanding, reference, created_at, updated_at)
-         SELECT $1, uid, limit_entity, credit_limit, payment_method, limit_currency, principal, principal - repaid, reference,
-                coalesce(created_at, now()), coalesce(updated_at, greatest(created_at, now()))
-           FROM ${LOAN_FIRST_TABLE} WHERE existing_id IS NULL ORDER BY line
-         RETURNING 1)
-       SELECT count(*)::text AS inserted FROM added`,
+    await tx.query(
+      `INSERT INTO loans (org_id, uid, entity, credit_limit, payment_method, currency, principal, outstanding, reference, created_at, updated_at)
+       SELECT $1, uid, limit_entity, credit_limit, payment_method, limit_currency, principal, principal - repaid, reference,
+              coalesce(created_at, now()), coalesce(updated_at, greatest(created_at, now()))
+         FROM ${LOAN_FIRST_TABLE} WHERE existing_id IS NULL ORDER BY line`,
       [orgId],
     );
-    inserted = Number(added?.inserted ?? 0);
   }
   // The drawdowns of the new loans that are valid so far (a refused line must
   // not count in the overdraw check of the lines after it; a loan already stored drew when it was
@@ -168,7 +166,7 @@ export async function mergeLoans(
      ON CONFLICT (id) DO NOTHING`,
   );
   return {
-    inserted: errors.total === 0 ? inserted : Number(counts?.fresh ?? 0),
+    inserted: Number(counts?.fresh ?? 0),
     updated: 0,
     unchanged: Number(counts?.unchanged ?? 0),
   };

@@ -32,6 +32,19 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 const section = (title: string) => log(`\n== ${title}`);
 const BUDGET_MS = process.env.DATABASE_REQUEST_BUDGET_MS ?? '20000';
 
+/** A step that throws is a failure of the run too (the result line says so), not only of its test. */
+function step(name: string, body: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    const before = failures.length;
+    try {
+      await body();
+    } catch (error) {
+      if (failures.length === before) failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+      throw error;
+    }
+  };
+}
+
 let store: PostgresStore;
 
 describe.skipIf(!url)('the sharding plan on a Citus cluster (CITUS_URL)', () => {
@@ -44,26 +57,26 @@ describe.skipIf(!url)('the sharding plan on a Citus cluster (CITUS_URL)', () => 
     section('result');
     log(failures.length === 0 ? 'test:citus passed' : `test:citus FAILED:\n  - ${failures.join('\n  - ')}`);
   });
-  it('1. migrate and distribute, twice', async () => {
+  it('1. migrate and distribute, twice', step('step 1', async () => {
     await distributionStep();
     expect(failures).toEqual([]);
-  });
-  it.skipIf(Boolean(args['skip-dataset']))("2. imports the bench's dataset", () => datasetStep(Number(args.scale)));
-  it.skipIf(Boolean(args['skip-suites']))('3. the list, ledger, import and HTTP suites pass on distributed tables', async () => {
+  }));
+  it.skipIf(Boolean(args['skip-dataset']))("2. imports the bench's dataset", step('step 2', () => datasetStep(Number(args.scale))));
+  it.skipIf(Boolean(args['skip-suites']))('3. the list, ledger, import and HTTP suites pass on distributed tables', step('step 3', async () => {
     const before = failures.length;
     await suitesStep();
     expect(failures.slice(before)).toEqual([]);
-  });
-  it('4. concurrent HTTP drawdowns keep the money exact', async () => {
+  }));
+  it('4. concurrent HTTP drawdowns keep the money exact', step('step 4', async () => {
     const before = failures.length;
     await concurrentWritesStep(store);
     expect(failures.slice(before)).toEqual([]);
-  });
-  it('5. every statement shape is a single-shard router query (one task)', async () => {
+  }));
+  it('5. every statement shape is a single-shard router query (one task)', step('step 5', async () => {
     const before = failures.length;
     await routerStep(store);
     expect(failures.slice(before)).toEqual([]);
-  });
+  }));
 });
 
 async function preflight(db: Store): Promise<void> {
@@ -258,17 +271,23 @@ function explainingStore(db: Store, shapes: Map<string, { verdict: Verdict; task
     });
     shapes.set(text, classify(row?.['QUERY PLAN']?.[0] ?? {}));
   };
+  // An error of the statement itself names it too.
+  const named = <T>(sql: string, promise: Promise<T>): Promise<T> =>
+    promise.catch((error: unknown) => {
+      if (error instanceof Error) error.message = `${error.message}, in: ${sql.replace(/\s+/g, ' ').trim().slice(0, 400)}`;
+      throw error;
+    });
   const wrapTx = (tx: Transaction): Transaction => ({
-    query: async (sql, params, options) => (await explain(tx, sql, params), tx.query(sql, params, options)),
-    exec: (sql) => tx.exec(sql),
-    copyFrom: (target, chunks) => tx.copyFrom(target, chunks),
+    query: async (sql, params, options) => (await explain(tx, sql, params), named(sql, tx.query(sql, params, options))),
+    exec: (sql) => named(sql, tx.exec(sql)),
+    copyFrom: (target, chunks) => named(`COPY ${target}`, tx.copyFrom(target, chunks)),
     queryAtCommit: (sql, params) => tx.queryAtCommit(sql, params),
   });
   return {
     kind: db.kind,
     description: db.description,
-    query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => (await explain(db, sql, params), db.query<Row>(sql, params, options)),
-    exec: (sql) => db.exec(sql),
+    query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => (await explain(db, sql, params), named(sql, db.query<Row>(sql, params, options))),
+    exec: (sql) => named(sql, db.exec(sql)),
     transaction: (fn, options) => db.transaction((tx) => fn(wrapTx(tx)), options),
     ping: () => db.ping(),
     close: () => db.close(),

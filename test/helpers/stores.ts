@@ -118,3 +118,12 @@ export function describeEachStore(title: string, body: (store: () => Store, kind
     });
   }
 }
+
+/**
+ * Whether this suite runs on a Citus coordinator with its schema distributed (`npm run test:citus`).
+ * Only for what Citus itself refuses before the schema's own checks can (a row's org_id changed: its
+ * distribution column); a test asserts the refusal and that nothing changed on every engine.
+ */
+export function distributedOnCitus(kind: StoreKind): boolean {
+  return DISTRIBUTE_ON_CITUS && kind === 'postgres';
+}

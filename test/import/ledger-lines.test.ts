@@ -4,6 +4,7 @@ import { applyLedgerEntry, LedgerError, type LedgerResult } from '../../src/ledg
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
 import { dumpAllTables, importLines } from '../helpers/import-lines.js';
+import { lockWaiters } from '../helpers/lock-waits.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -195,13 +196,7 @@ describeEachStore('import of ledger lines', (store, kind) => {
           { object: 'drawdown', id: 'shared', limit: 'cl_s', amount: '5.00' },
           { object: 'drawdown', id: 'mine', limit: 'cl_s', amount: '95.00' },
         ]);
-        for (;;) {
-          const [row] = await store().query<{ waiting: boolean }>(
-            `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%ORDER BY id FOR UPDATE%') AS waiting`,
-          );
-          if (row?.waiting) break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        while ((await lockWaiters(store(), { statementLike: 'ORDER BY id FOR UPDATE' })) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
         commit();
         await single;
         const summary = await importing;

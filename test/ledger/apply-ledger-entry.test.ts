@@ -184,8 +184,8 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
           const expected = accepted.reduce((sum, o) => sum + (o.entry.kind === 'drawdown' ? 1n : -1n) * cents(o.entry.amount), 0n);
           const [row] = await store().query<{ outstanding: string; capacity: string; ledger: string; entries: string }>(
             `SELECT l.outstanding::text AS outstanding, l.capacity::text AS capacity,
-                    (SELECT coalesce(sum(CASE WHEN kind = 'drawdown' THEN amount ELSE -amount END), 0) FROM ledger_entries e WHERE e.limit_id = l.id)::text AS ledger,
-                    (SELECT count(*) FROM ledger_entries e WHERE e.limit_id = l.id)::text AS entries
+                    (SELECT coalesce(sum(CASE WHEN kind = 'drawdown' THEN amount ELSE -amount END), 0) FROM ledger_entries e WHERE e.org_id = l.org_id AND e.limit_id = l.id)::text AS ledger,
+                    (SELECT count(*) FROM ledger_entries e WHERE e.org_id = l.org_id AND e.limit_id = l.id)::text AS entries
                FROM credit_limits l WHERE l.org_id = $1 AND l.uid = 'cl_hot'`,
             [tenant.org.id],
           );

@@ -2,12 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Queryable, Store } from '../../src/store/store.js';
 import { importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
-import { describeEachStore } from '../helpers/stores.js';
+import { lockWaiters } from '../helpers/lock-waits.js';
+import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 
 // Migration 012 replaced the per-row foreign keys of ledger_entries with
 // statement-level checks; these are the guarantees the foreign keys gave.
 const FOREIGN_KEY_VIOLATION = '23503';
+/** Citus: "modifying the partition value of rows is not allowed" (feature_not_supported). */
+const CITUS_PARTITION_VALUE_CHANGE = '0A000';
+/** Citus: "functions used in UPDATE queries on distributed tables must not be VOLATILE" (feature_not_supported). */
+const CITUS_VOLATILE_IN_UPDATE = '0A000';
 
 async function codeOf(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -23,6 +28,19 @@ async function tenantWithLimits(store: Store): Promise<{ tenant: Tenant; limitId
   const rows = await store.query<{ uid: string; id: string }>('SELECT uid, id::text AS id FROM credit_limits WHERE org_id = $1', [tenant.org.id]);
   const idOf = (uid: string) => rows.find((row) => row.uid === uid)?.id ?? '';
   return { tenant, limitId: idOf('cl_1'), emptyId: idOf('cl_empty') };
+}
+
+/** The entries and limits of these organizations, each row's organization, id and limit. */
+async function entriesAndLimits(store: Store, orgIds: readonly string[]) {
+  const entries = await store.query<{ org_id: string; id: string; limit_id: string }>(
+    'SELECT org_id::text AS org_id, id, limit_id::text AS limit_id FROM ledger_entries WHERE org_id = ANY ($1::bigint[]) ORDER BY org_id, id',
+    [orgIds],
+  );
+  const limits = await store.query<{ org_id: string; id: string; uid: string }>(
+    'SELECT org_id::text AS org_id, id::text AS id, uid FROM credit_limits WHERE org_id = ANY ($1::bigint[]) ORDER BY org_id, id',
+    [orgIds],
+  );
+  return { entries, limits };
 }
 
 /** `id` is written into the statement's text, so that pg_stat_activity shows which statement waits. */
@@ -61,17 +79,22 @@ describeEachStore('ledger entries without per-row foreign keys (migration 012)',
   });
 
   it("refuses moving an entry to another limit or organization, and changing a limit's id", async () => {
-    const { tenant, emptyId } = await tenantWithLimits(store());
+    const { tenant, limitId, emptyId } = await tenantWithLimits(store());
     const other = await createTenant(store());
+    const before = await entriesAndLimits(store(), [tenant.org.id, other.org.id]);
     expect(await codeOf(store().query(`UPDATE ledger_entries SET limit_id = $2 WHERE org_id = $1 AND id = 'dd_1'`, [tenant.org.id, emptyId]))).toBe(
       FOREIGN_KEY_VIOLATION,
     );
+    // Citus refuses to change a row's distribution column itself, before the trigger runs.
     expect(await codeOf(store().query(`UPDATE ledger_entries SET org_id = $2 WHERE org_id = $1 AND id = 'dd_1'`, [tenant.org.id, other.org.id]))).toBe(
-      FOREIGN_KEY_VIOLATION,
+      distributedOnCitus(kind) ? CITUS_PARTITION_VALUE_CHANGE : FOREIGN_KEY_VIOLATION,
     );
+    // The only new id an UPDATE can give (an identity column): nextval(), which Citus refuses itself in an UPDATE of a distributed table.
     expect(await codeOf(store().query(`UPDATE credit_limits SET id = DEFAULT WHERE org_id = $1 AND uid = 'cl_1'`, [tenant.org.id]))).toBe(
-      FOREIGN_KEY_VIOLATION,
+      distributedOnCitus(kind) ? CITUS_VOLATILE_IN_UPDATE : FOREIGN_KEY_VIOLATION,
     );
+    expect(await entriesAndLimits(store(), [tenant.org.id, other.org.id])).toEqual(before);
+    expect(before.limits).toContainEqual({ org_id: tenant.org.id, id: limitId, uid: 'cl_1' });
   });
 
   // Races need two connections: PostgreSQL only.
@@ -135,12 +158,5 @@ describeEachStore('ledger entries without per-row foreign keys (migration 012)',
 
 /** Polls until a statement containing `marker` is waiting for a lock (no time budget: the test's own timeout applies). */
 async function waitUntilWaitingOnLock(store: Store, marker: string): Promise<void> {
-  for (;;) {
-    const [row] = await store.query<{ waiting: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()) AS waiting`,
-      [marker],
-    );
-    if (row?.waiting) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  while ((await lockWaiters(store, { statementLike: marker })) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
 }

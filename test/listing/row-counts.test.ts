@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { importJsonl } from '../../src/import/index.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
-import { describeEachStore } from '../helpers/stores.js';
+import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 
-describeEachStore('exact count of an unfiltered list', (store) => {
+describeEachStore('exact count of an unfiltered list', (store, kind) => {
   let app: FastifyInstance;
   beforeAll(async () => {
     app = await buildApp({ store: store() });
@@ -129,9 +129,10 @@ describeEachStore('exact count of an unfiltered list', (store) => {
     const other = await createTenant(store());
     const row = paymentMethod();
     await insertPaymentMethods(store(), tenant.org.id, [row]);
+    // Citus refuses to change a row's distribution column itself, before the trigger runs.
     await expect(
       store().query('UPDATE payment_methods SET org_id = $1 WHERE org_id = $2 AND uid = $3', [other.org.id, tenant.org.id, row.uid]),
-    ).rejects.toThrow(/org_id cannot change/);
+    ).rejects.toThrow(distributedOnCitus(kind) ? /modifying the partition value of rows is not allowed/ : /org_id cannot change/);
     expect(await countOf(tenant, '/api/methods/')).toBe(1);
     expect(await countOf(other, '/api/methods/')).toBe(0);
   });

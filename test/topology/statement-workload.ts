@@ -10,6 +10,7 @@ import { RESOURCES } from '../../src/resources/index.js';
 import type { Store } from '../../src/store/store.js';
 import { insertRecords, PARENT_UID, sampleRecords } from '../helpers/fixtures/index.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
+import { postLoanWrite } from '../helpers/loans.js';
 import { createTenant } from '../helpers/tenants.js';
 import { postEntry } from '../helpers/writes.js';
 
@@ -23,7 +24,7 @@ const jsonl = (lines: readonly unknown[]) => Readable.from([lines.map((line) => 
  * the CLI runs it (record, replay, refuse, repay), HTTP writes with an
  * Idempotency-Key (first use and replay), cursor pages, and the import
  * (records and ledger lines, a re-import with a change, a file refused for
- * every reason at once). Throws when an answer is not what it should be.
+ * every reason at once), and a loan created and repaid over HTTP. Throws when an answer is not what it should be.
  */
 export async function runStatementWorkload(store: Store, recorded: Store): Promise<void> {
   const tenant = await createTenant(store, 'Sharded Lender', 'write');
@@ -95,4 +96,16 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
     () => true,
   );
   if (!refusedFile) throw new Error('an import with invalid lines was accepted');
+
+  // Loans over HTTP, on the imported limit and method: created (the limit moved, the loan, its drawdown entry), then repaid in part.
+  const loans = await buildApp({ store: recorded });
+  try {
+    const created = await postLoanWrite(loans, undefined, { credit_limit: 'cl_import', payment_method: 'pm_import', principal: '2.00' }, { authorization: tenant.authorization });
+    if (created.statusCode !== 201) throw new Error(`loan creation answered ${created.statusCode}: ${created.body}`);
+    const loan = (JSON.parse(created.body) as { loan: { uid: string } }).loan.uid;
+    const repaid = await postLoanWrite(loans, loan, { amount: '1.00' }, { authorization: tenant.authorization });
+    if (repaid.statusCode !== 201) throw new Error(`loan repayment answered ${repaid.statusCode}: ${repaid.body}`);
+  } finally {
+    await loans.close();
+  }
 }

@@ -5,6 +5,7 @@ import { entryOperation, LedgerError, LedgerWriter, limitViewOf, newLedgerId, ty
 import { creditLimits } from '../../../src/resources/credit-limits.js';
 import type { Store, Transaction } from '../../../src/store/store.js';
 import { json, useApp } from '../../helpers/app.js';
+import { lockWaiters } from '../../helpers/lock-waits.js';
 import { describeEachStore } from '../../helpers/stores.js';
 import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
@@ -266,19 +267,16 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
         await gate.reached;
         const before = counted.transactions();
         const sameRequest = processB.write(request(uid, 'drawdown', '3.00', 'dl-k'));
-        for (let waited = 0; ; waited += 1) {
+        try {
           // B, and only B: waiting for a lock while holding one on this suite's own idempotency_keys (its claim of
           // dl-k). Other test files' writes, in other schemas, wait on locks with the same statement text.
-          const [row] = await store().query<{ n: string }>(
-            `SELECT count(*)::text AS n FROM pg_stat_activity a
-              WHERE a.wait_event_type = 'Lock'
-                AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.relation = 'idempotency_keys'::regclass)`,
-          );
-          if (row?.n !== '0') break;
-          if (waited > 500) throw new Error('B never waited for its key');
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          for (let waited = 0; (await lockWaiters(store(), { holding: 'idempotency_keys' })) === 0; waited += 1) {
+            if (waited > 500) throw new Error('B never waited for its key');
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        } finally {
+          gate.release(); // also when the observation fails: A's open transaction would hold B, and the schema, forever
         }
-        gate.release();
         const answers = await Promise.allSettled([leader, ...queued, sameRequest]);
         expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
         const [, , k, again] = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : undefined));
@@ -292,3 +290,4 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
     );
   }
 });
+
