@@ -45,6 +45,19 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
     expect(store.connectionRetries).toBe(1);
   });
 
+  // HAProxy cuts every session to a member at once: the pool's idle connections to it are dead too, though the pool
+  // has not read their end yet. The retry must not take one of them.
+  it('is answered from a new connection although every idle connection of the pool was cut in the same instant', async () => {
+    const db = store.withBudget(new DatabaseBudget(30_000));
+    await Promise.all(Array.from({ length: 4 }, () => db.query('SELECT pg_sleep(0.05)')));
+    const retriesBefore = store.connectionRetries;
+    const read = db.query<{ answer: number }>('SELECT 42 AS answer, pg_sleep(0.3) AS marker_all_cut');
+    await runningBackend(admin, 'marker_all_cut');
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+    expect(await read).toEqual([{ answer: 42, marker_all_cut: '' }]);
+    expect(store.connectionRetries).toBe(retriesBefore + 1);
+  });
+
   it('is retried once only: a second loss answers 503 (StoreUnavailableError)', async () => {
     const db = store.withBudget(new DatabaseBudget(30_000));
     const read = db.query("SELECT pg_sleep(2) AS marker_second_read");
