@@ -143,9 +143,14 @@ export class PostgresStore implements Store {
    * safe to repeat. New, not another idle one of the pool: the event that cut
    * this connection (a server lost, HAProxy cutting every session to it) has
    * usually cut the pool's other connections to that server in the same
-   * instant, before the pool has noticed.
+   * instant, before the pool has noticed. If that new connection fails to
+   * open (nothing ran on it), one more is tried: in the instant a server
+   * dies HAProxy still routes to it, and a connection it accepted then is
+   * closed without a word, which HAProxy cannot redispatch; it routes the
+   * next one to another server. So a read runs at most twice, on at most
+   * three connections.
    */
-  private queryWithin(budgetMs: number, config: TimedQueryConfig, mayRetry = true): Promise<unknown[]> {
+  private queryWithin(budgetMs: number, config: TimedQueryConfig, attempt: 0 | 1 | 2 = 0): Promise<unknown[]> {
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
     if (budgetMs <= 0) return Promise.reject(exceeded());
     const deadlineAt = performance.now() + budgetMs;
@@ -162,7 +167,7 @@ export class PostgresStore implements Store {
         // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
         void client.end().catch(() => {});
       });
-      const connect: Connect = mayRetry ? (callback) => this.pool.connect(callback) : (callback) => this.connectOutsidePool(callback);
+      const connect: Connect = attempt === 0 ? (callback) => this.pool.connect(callback) : (callback) => this.connectOutsidePool(callback);
       connect((connectError, connected, release) => {
         if (timedOut) {
           // The budget ran out while waiting: a connection that comes later goes back to the pool.
@@ -173,7 +178,7 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           // A proxy (HAProxy) that accepted the connection for a server just lost closes it: the next
           // connection goes to a live server.
-          if (mayRetry) return resolve(this.retryWithin(deadlineAt, config));
+          if (attempt < 2) return resolve(this.retryWithin(deadlineAt, config, attempt === 0 ? 1 : 2));
           return reject(classifyError(connectError));
         }
         client = connected;
@@ -185,7 +190,7 @@ export class PostgresStore implements Store {
           release(queryError ?? undefined);
           if (!queryError) return resolve(result.rows);
           if (timedOut) return reject(exceeded());
-          if (mayRetry && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config));
+          if (attempt === 0 && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config, 1));
           reject(classifyError(queryError));
         });
         connected.query(query);
@@ -208,10 +213,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** The one retry of a read whose connection failed, on a new connection, within what is left until `deadlineAt`. */
-  private retryWithin(deadlineAt: number, config: TimedQueryConfig): Promise<unknown[]> {
+  /** A retry of a read whose connection failed, on a new connection, within what is left until `deadlineAt`. */
+  private retryWithin(deadlineAt: number, config: TimedQueryConfig, attempt: 1 | 2): Promise<unknown[]> {
     this.connectionRetries += 1;
-    return this.queryWithin(deadlineAt - performance.now(), config, false);
+    return this.queryWithin(deadlineAt - performance.now(), config, attempt);
   }
 
   /**
