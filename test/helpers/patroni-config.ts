@@ -32,8 +32,8 @@ export interface PatroniLayout {
  *   2 × retry_timeout <= ttl): a frozen leader cannot be told from a slow
  *   one until its lock expires, 4–5 s after its last renewal; the promoted
  *   standby then spends up to 2 s asking the frozen member's REST API
- *   (Patroni's fixed timeout), so writes are back 7–9 s after the freeze. With
- *   ttl 10 / loop_wait 2 they took 10–13 s, past the 10 s target. The price:
+ *   (Patroni's fixed timeout): writes were back 6.1–6.7 s after the freeze.
+ *   With ttl 10 / loop_wait 2 they took 10–13 s, past the 10 s target. The price:
  *   a leader whose Patroni cannot renew for ~4 s is failed over (an etcd
  *   outage alone does not: failsafe_mode). Patroni releases later than
  *   3.0.x raise ttl below 20 to 20 (docs/scaling.md).

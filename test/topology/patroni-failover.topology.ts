@@ -21,7 +21,7 @@ const WRITES_BACK_WITHIN_MS = 45_000;
 /**
  * The issue's bound on every fault's write outage (longest gap between two
  * acknowledged drawdowns). Measured on a shared 2-core machine, busy or
- * beside `stress-ng --cpu 2`: 4–7 s at most (docs/scaling.md); the slowest
+ * beside `stress-ng --cpu 2`: 6.7 s at most (docs/scaling.md); the slowest
  * fault, a frozen leader, is bound by Patroni's ttl (5 s) plus its 2 s REST
  * timeout towards the frozen member, so the margin is about 3 s.
  */
