@@ -32,7 +32,7 @@ export interface PatroniLayout {
  *   2 × retry_timeout <= ttl): a frozen leader cannot be told from a slow
  *   one until its lock expires, 4–5 s after its last renewal; the promoted
  *   standby then spends up to 2 s asking the frozen member's REST API
- *   (Patroni's fixed timeout): writes were back 6.1–6.7 s after the freeze.
+ *   (Patroni's fixed timeout): writes were back 4.5–4.8 s after the freeze.
  *   With ttl 10 / loop_wait 2 they took 10–13 s, past the 10 s target. The price:
  *   a leader whose Patroni cannot renew for ~4 s is failed over (an etcd
  *   outage alone does not: failsafe_mode). Patroni releases later than
@@ -50,10 +50,18 @@ export interface PatroniLayout {
  *   synchronous standby only once it has *applied* (replay_lsn), not merely
  *   flushed, the WAL of every commit acknowledged before it was named; the
  *   ledger asks for remote_apply itself anyway.
- * - wal_retrieve_retry_interval 1s (default 5s): after a failover a standby's
- *   first attempt to stream from the new leader fails (its replication slot
- *   is created at the leader's next cycle); strict mode holds every commit
- *   until a standby streams, so the default's 5 s wait was 5 s more outage.
+ * - use_slots false: Patroni 3.0.2 creates a new leader's replication slots
+ *   only once its promotion task is done, so every standby's first attempts
+ *   to stream from it failed ("replication slot does not exist") for 1–3 s,
+ *   and strict mode holds every commit until a standby streams: that was
+ *   most of a failover's outage. The slots protected little: Patroni drops
+ *   the slot of a member whose key has expired, ttl (5 s) after it is lost.
+ *   WAL for standbys is kept by wal_keep_size instead (size it for the
+ *   longest standby outage to ride out; past it, `patronictl reinit`).
+ * - wal_retrieve_retry_interval 1s (default 5s): how long a standby waits
+ *   before trying its WAL source again once it failed (the old leader gone,
+ *   the new one not promoted yet); strict mode holds every commit until a
+ *   standby streams, so the default's 5 s was up to 5 s more outage.
  */
 export const DCS_SETTINGS = {
   ttl: 5,
@@ -108,7 +116,7 @@ bootstrap:
 ${yamlMap(DCS_SETTINGS, '    ')}
     postgresql:
       use_pg_rewind: true
-      use_slots: true
+      use_slots: false
       parameters:
 ${yamlMap(server, '        ')}
   initdb:
