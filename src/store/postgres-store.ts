@@ -32,6 +32,9 @@ export interface PostgresStoreOptions {
 }
 
 
+/** pg.Pool's connect with a callback: the client, and how to give it back (with the error that broke it). */
+type Connect = (callback: (error: Error | undefined, client: pg.Client | undefined, release: (error?: Error) => void) => void) => void;
+
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly description: string;
@@ -48,6 +51,8 @@ export class PostgresStore implements Store {
   private readonly readTimeoutMs: number | undefined;
   /** Reads run again on another connection because theirs failed to open or was lost under them (a metric). */
   connectionRetries = 0;
+  /** A client of the pool's kind, connected outside the pool: the one retry of a read whose connection was lost. */
+  private readonly newClient: () => pg.Client;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
@@ -88,6 +93,8 @@ export class PostgresStore implements Store {
     // An idle client losing its connection (database restart) must not crash
     // the process; the next query gets a fresh connection.
     this.pool.on('error', () => {});
+    const poolOptions = this.pool.options;
+    this.newClient = () => new FastConnectClient(poolOptions);
   }
 
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
@@ -131,11 +138,19 @@ export class PostgresStore implements Store {
    * frozen server, so it is closed and dropped from the pool, never reused.
    * A query whose connection failed to open or was lost under it (a
    * failover, HAProxy cutting the sessions of a standby being promoted, a
-   * terminated backend) runs once more on another connection within what is
+   * terminated backend) runs once more on a new connection within what is
    * left of the budget: a request's queries outside a transaction are reads,
-   * safe to repeat.
+   * safe to repeat. New, not another idle one of the pool: the event that cut
+   * this connection (a server lost, HAProxy cutting every session to it) has
+   * usually cut the pool's other connections to that server in the same
+   * instant, before the pool has noticed. If that new connection fails to
+   * open (nothing ran on it), one more is tried: in the instant a server
+   * dies HAProxy still routes to it, and a connection it accepted then is
+   * closed without a word, which HAProxy cannot redispatch; it routes the
+   * next one to another server. So a read runs at most twice, on at most
+   * three connections.
    */
-  private queryWithin(budgetMs: number, config: TimedQueryConfig, mayRetry = true): Promise<unknown[]> {
+  private queryWithin(budgetMs: number, config: TimedQueryConfig, attempt: 0 | 1 | 2 = 0): Promise<unknown[]> {
     const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
     if (budgetMs <= 0) return Promise.reject(exceeded());
     const deadlineAt = performance.now() + budgetMs;
@@ -143,7 +158,7 @@ export class PostgresStore implements Store {
     // shared timer: this runs for every query of every request, and each promise or timer less
     // is CPU saved per request.
     return new Promise((resolve, reject) => {
-      let client: pg.PoolClient | undefined;
+      let client: pg.Client | undefined;
       let timedOut = false;
       const ignoreLateErrors = () => {};
       const deadline = this.deadlines.watch(deadlineAt, () => {
@@ -152,7 +167,8 @@ export class PostgresStore implements Store {
         // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
         void client.end().catch(() => {});
       });
-      this.pool.connect((connectError, connected, release) => {
+      const connect: Connect = attempt === 0 ? (callback) => this.pool.connect(callback) : (callback) => this.connectOutsidePool(callback);
+      connect((connectError, connected, release) => {
         if (timedOut) {
           // The budget ran out while waiting: a connection that comes later goes back to the pool.
           if (!connectError) release();
@@ -162,7 +178,7 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           // A proxy (HAProxy) that accepted the connection for a server just lost closes it: the next
           // connection goes to a live server.
-          if (mayRetry) return resolve(this.retryWithin(deadlineAt, config));
+          if (attempt < 2) return resolve(this.retryWithin(deadlineAt, config, attempt === 0 ? 1 : 2));
           return reject(classifyError(connectError));
         }
         client = connected;
@@ -171,10 +187,10 @@ export class PostgresStore implements Store {
         const query = pgQuery(this.timed(config, budgetMs), (queryError, result) => {
           this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
-          connected.release(queryError ?? undefined);
+          release(queryError ?? undefined);
           if (!queryError) return resolve(result.rows);
           if (timedOut) return reject(exceeded());
-          if (mayRetry && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config));
+          if (attempt === 0 && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config, 1));
           reject(classifyError(queryError));
         });
         connected.query(query);
@@ -182,10 +198,25 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** The one retry of a read whose connection failed, on a new connection, within what is left until `deadlineAt`. */
-  private retryWithin(deadlineAt: number, config: TimedQueryConfig): Promise<unknown[]> {
+  /** Connects a client of its own (through the connect gate, like the pool's); `release` closes it. */
+  private connectOutsidePool(callback: Parameters<Connect>[0]): void {
+    const client = this.newClient();
+    // Its connection's errors after the query (the server going away) must not crash the process.
+    client.on('error', () => {});
+    const close = () => void client.end().catch(() => {});
+    client.connect((error: Error | null) => {
+      if (error) {
+        close();
+        return callback(error, undefined, () => {});
+      }
+      callback(undefined, client, close);
+    });
+  }
+
+  /** A retry of a read whose connection failed, on a new connection, within what is left until `deadlineAt`. */
+  private retryWithin(deadlineAt: number, config: TimedQueryConfig, attempt: 1 | 2): Promise<unknown[]> {
     this.connectionRetries += 1;
-    return this.queryWithin(deadlineAt - performance.now(), config, false);
+    return this.queryWithin(deadlineAt - performance.now(), config, attempt);
   }
 
   /**

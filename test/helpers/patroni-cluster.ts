@@ -208,7 +208,12 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
           last = await state();
           await repairStaleSyncKey(last);
           const running = (role: string) => last.some((m) => m.role === role && m.state === 'running');
-          return running('leader') && running('sync_standby') && last.every((m) => m.state === 'running' || m.state === 'streaming');
+          if (!(running('leader') && running('sync_standby') && last.every((m) => m.state === 'running' || m.state === 'streaming'))) return false;
+          // /cluster reads the members' keys in etcd, which outlive a killed member by up to ttl: each member's
+          // own REST API must say its PostgreSQL runs (a member restarted after a kill is still starting).
+          if (last.length !== members.length) return false;
+          const answers = await Promise.all(restUrls.map((url) => fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined)));
+          return answers.every((answer) => answer?.status === 200);
         },
         timeoutMs,
         () => `a healthy cluster (last seen: ${JSON.stringify(last)})`,

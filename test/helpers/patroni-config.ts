@@ -28,8 +28,15 @@ export interface PatroniLayout {
 
 /**
  * The cluster-wide settings Patroni keeps in etcd (bootstrap.dcs). Why each:
- * - ttl 10 / loop_wait 2 / retry_timeout 5: a dead leader's key expires
- *   within 10 s; members act every 2 s.
+ * - ttl 5 / loop_wait 1 / retry_timeout 2 (Patroni's rule: loop_wait +
+ *   2 × retry_timeout <= ttl): a frozen leader cannot be told from a slow
+ *   one until its lock expires, 4–5 s after its last renewal; the promoted
+ *   standby then spends up to 2 s asking the frozen member's REST API
+ *   (Patroni's fixed timeout): writes were back 4.5–4.8 s after the freeze.
+ *   With ttl 10 / loop_wait 2 they took 10–13 s, past the 10 s target. The price:
+ *   a leader whose Patroni cannot renew for ~4 s is failed over (an etcd
+ *   outage alone does not: failsafe_mode). Patroni releases later than
+ *   3.0.x raise ttl below 20 to 20 (docs/scaling.md).
  * - primary_start_timeout 0: a leader whose postmaster dies is failed over at
  *   once, not restarted in place (Debian's Patroni 3.0.2 otherwise restarts it).
  * - synchronous_mode: only the synchronous standby may be promoted, so no
@@ -43,11 +50,23 @@ export interface PatroniLayout {
  *   synchronous standby only once it has *applied* (replay_lsn), not merely
  *   flushed, the WAL of every commit acknowledged before it was named; the
  *   ledger asks for remote_apply itself anyway.
+ * - use_slots false: Patroni 3.0.2 creates a new leader's replication slots
+ *   only once its promotion task is done, so every standby's first attempts
+ *   to stream from it failed ("replication slot does not exist") for 1–3 s,
+ *   and strict mode holds every commit until a standby streams: that was
+ *   most of a failover's outage. The slots protected little: Patroni drops
+ *   the slot of a member whose key has expired, ttl (5 s) after it is lost.
+ *   WAL for standbys is kept by wal_keep_size instead (size it for the
+ *   longest standby outage to ride out; past it, `patronictl reinit`).
+ * - wal_retrieve_retry_interval 1s (default 5s): how long a standby waits
+ *   before trying its WAL source again once it failed (the old leader gone,
+ *   the new one not promoted yet); strict mode holds every commit until a
+ *   standby streams, so the default's 5 s was up to 5 s more outage.
  */
 export const DCS_SETTINGS = {
-  ttl: 10,
-  loop_wait: 2,
-  retry_timeout: 5,
+  ttl: 5,
+  loop_wait: 1,
+  retry_timeout: 2,
   maximum_lag_on_failover: 1048576,
   primary_start_timeout: 0,
   synchronous_mode: true,
@@ -61,6 +80,7 @@ const SERVER_SETTINGS: Readonly<Record<string, string | number>> = {
   hot_standby_feedback: 'on',
   wal_keep_size: '256MB',
   wal_receiver_status_interval: '1s',
+  wal_retrieve_retry_interval: '1s',
   max_connections: 100,
 };
 
@@ -96,7 +116,7 @@ bootstrap:
 ${yamlMap(DCS_SETTINGS, '    ')}
     postgresql:
       use_pg_rewind: true
-      use_slots: true
+      use_slots: false
       parameters:
 ${yamlMap(server, '        ')}
   initdb:
@@ -121,9 +141,15 @@ tags:
 
 /**
  * haproxy.cfg: one listener per role, each routing by Patroni's REST health
- * check of every member. A member that fails two checks a second apart is
- * marked down and its sessions are cut (on-marked-down shutdown-sessions), so
- * no node keeps writing to a demoted leader; one good check brings it back.
+ * check of every member. A member that fails two checks (1 s apart, the
+ * second 0.5 s after the first failure) is marked down and its sessions are
+ * cut (on-marked-down shutdown-sessions), so no node keeps writing to a
+ * demoted leader; one good check brings it back, and a member that is down
+ * is checked every 0.5 s, so a new leader is admitted within 0.5 s.
+ * A connection refused by a member that died since its last check is
+ * retried at once on another member (redispatch on every retry), not three
+ * times on the dead one with HAProxy's 1 s pause between tries: a node's
+ * connection attempt gives up after 800 ms.
  */
 export function haproxyConfig(layout: PatroniLayout): string {
   const listener = (name: string, port: number, check: string) => `listen ${name}
@@ -131,16 +157,18 @@ export function haproxyConfig(layout: PatroniLayout): string {
   option httpchk
   http-check send meth OPTIONS uri ${check}
   http-check expect status 200
-  default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+  default-server inter 1s fastinter 500ms downinter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
 ${layout.members.map((m) => `  server ${m.name} ${m.postgres.host}:${m.postgres.port} check port ${m.rest.port} addr ${m.rest.host}`).join('\n')}
 `;
+  // Tests log every session (which server, how it ended) to read a failed run; production logs per its own syslog set-up.
+  const log = layout.testing ? { global: '  log stdout format raw local0 info\n', defaults: '  log global\n  option tcplog\n' } : { global: '', defaults: '' };
   return `global
   maxconn 1000
-
+${log.global}
 defaults
   mode tcp
-  retries 3
-  option redispatch
+${log.defaults}  retries 3
+  option redispatch 1
   timeout connect 1s
   timeout client 30m
   timeout server 30m

