@@ -124,6 +124,8 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
         `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
         `--initial-cluster=etcd0=http://127.0.0.1:${etcdPeer}`,
         '--initial-cluster-state=new',
+        // Patroni's `etcd:` client speaks etcd's v2 API, whose leader-key update compares the holder (see patroni-config.ts).
+        '--enable-v2=true',
         '--log-level=warn',
       ]),
     );
@@ -162,22 +164,22 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
     Number((await readFile(path.join(dir, name, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const patronictlConfig = path.join(dir, 'pg1.yml');
 
-  const etcdKey = async (action: 'range' | 'deleterange', key: string): Promise<string | undefined> => {
-    const response = await fetch(`http://127.0.0.1:${etcdClient}/v3/kv/${action}`, {
-      method: 'POST',
-      body: JSON.stringify({ key: Buffer.from(`/service/${layout.scope}/${key}`).toString('base64') }),
+  /** A key of the cluster's in etcd's v2 store (Patroni's `etcd:` client): its value, or deleted. */
+  const etcdKey = async (action: 'get' | 'delete', key: string): Promise<string | undefined> => {
+    const response = await fetch(`http://127.0.0.1:${etcdClient}/v2/keys/service/${layout.scope}/${key}`, {
+      method: action === 'get' ? 'GET' : 'DELETE',
       signal: AbortSignal.timeout(2000),
     });
-    const body = (await response.json()) as { kvs?: { value: string }[] };
-    const value = body.kvs?.[0]?.value;
-    return value === undefined ? undefined : Buffer.from(value, 'base64').toString();
+    if (response.status === 404) return undefined;
+    const body = (await response.json()) as { node?: { value?: string } };
+    return body.node?.value;
   };
   const syncKeyRepairs: string[] = [];
   let staleSyncKeySince: number | undefined;
   /** Deletes a /sync key that has named a member other than the running leader for 15 s (see syncKeyRepairs). */
   const repairStaleSyncKey = async (members: readonly ClusterMemberState[]) => {
     const leader = members.find((m) => m.role === 'leader' && m.state === 'running')?.name;
-    const sync = await etcdKey('range', 'sync').catch(() => undefined);
+    const sync = await etcdKey('get', 'sync').catch(() => undefined);
     const owner = sync === undefined ? undefined : (JSON.parse(sync) as { leader?: string }).leader;
     if (!leader || !owner || owner === leader) {
       staleSyncKeySince = undefined;
@@ -187,7 +189,7 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
     if (Date.now() - staleSyncKeySince < 15_000) return;
     syncKeyRepairs.push(`/sync key ${sync} while ${leader} leads`);
     logs(`[test] deleting the stale /sync key ${sync} (leader ${leader})`);
-    await etcdKey('deleterange', 'sync');
+    await etcdKey('delete', 'sync');
     staleSyncKeySince = undefined;
   };
 

@@ -109,7 +109,7 @@ name: ${member.name}
 restapi:
   listen: ${member.rest.host}:${member.rest.port}
   connect_address: ${member.rest.host}:${member.rest.port}
-etcd3:
+etcd:
   hosts: ${layout.etcd.join(',')}
 bootstrap:
   dcs:
