@@ -1,42 +1,19 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
+import { tcpRelay } from '../helpers/tcp-relay.js';
 import { createTempPostgres, postgresBinDir } from '../helpers/temp-postgres.js';
 import { createTenant } from '../helpers/tenants.js';
 
 const binDir = postgresBinDir();
 
-/** A TCP relay in front of `port` that counts the connections the service opens. */
-async function countingRelay(port: number): Promise<{ server: Server; port: number; opened: () => number }> {
-  let opened = 0;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    opened += 1;
-    const upstream = connect(port, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  server.on('close', () => sockets.forEach((socket) => socket.destroy()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as { port: number }).port, opened: () => opened };
-}
-
 // A frozen server queues every connection attempt; once thawed it must serve each before a new one.
 it.runIf(binDir)('keeps one connection attempt at a time to a frozen PostgreSQL, so the first request after SIGCONT is served', async () => {
   const pg = await createTempPostgres(binDir ?? '');
-  const relay = await countingRelay(Number(new URL(pg.url).port));
+  const relay = await tcpRelay(Number(new URL(pg.url).port));
   const url = new URL(pg.url);
   url.port = String(relay.port);
   // The serving default (DATABASE_CONNECT_TIMEOUT_MS).

@@ -1,8 +1,8 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseBudget } from '../../src/store/database-budget.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
+import { tcpRelay } from '../helpers/tcp-relay.js';
 import { createTempPostgres, postgresBinDir, type TempPostgres } from '../helpers/temp-postgres.js';
 
 const binDir = postgresBinDir();
@@ -17,34 +17,6 @@ async function runningBackend(admin: pg.Client, marker: string): Promise<number>
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error('the query never started');
-}
-
-/** A TCP relay in front of `port` that can close the next connections it accepts at once, as HAProxy does with one it
- * routed to a server dying at that instant. */
-async function relay(port: number): Promise<{ server: Server; port: number; closeNext: (n: number) => void }> {
-  let toClose = 0;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    if (toClose > 0) {
-      toClose -= 1;
-      client.destroy();
-      return;
-    }
-    const upstream = connect(port, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  server.on('close', () => sockets.forEach((socket) => socket.destroy()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as { port: number }).port, closeNext: (n) => (toClose = n) };
 }
 
 // HAProxy cutting the sessions of a standby being promoted, as a terminated backend: the read runs again elsewhere.
@@ -89,7 +61,7 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
 
   // In the instant a server dies HAProxy still routes to it: the retry's new connection is accepted, then closed.
   it('is answered although the new connection of its retry is closed as it opens: one more is tried', async () => {
-    const proxy = await relay(Number(new URL(postgres.url).port));
+    const proxy = await tcpRelay(Number(new URL(postgres.url).port));
     const url = new URL(postgres.url);
     url.port = String(proxy.port);
     const relayed = new PostgresStore(url.toString(), { poolSize: 2, connectionTimeoutMs: 800 });
