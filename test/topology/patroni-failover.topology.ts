@@ -131,8 +131,12 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
 
   afterAll(async () => {
     for (const node of Object.values(nodes)) node?.child.kill('SIGKILL');
-    if (logFile) for (const [name, node] of Object.entries(nodes)) if (node) appendFileSync(logFile, `--- node ${name}\n${node.stdout()}${node.stderr()}\n`);
-    await cluster?.destroy();
+    try {
+      if (logFile) for (const [name, node] of Object.entries(nodes)) if (node) appendFileSync(logFile, `--- node ${name}\n${node.stdout()}${node.stderr()}\n`);
+    } finally {
+      // Whatever else failed, the cluster's processes (etcd, Patroni, PostgreSQL, HAProxy) must not outlive the run.
+      await cluster?.destroy();
+    }
     if (results.length) {
       console.log('\nfault | write outage | W answers | S answers | R answers | acknowledged | stale / limit reads | stale /sync key deleted');
       for (const { fault, outageMs, tally, syncKeyRepairs } of results) {
