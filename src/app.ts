@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client';
 import { AccessLogController } from './http/access-log.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
-import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler } from './http/framework-errors.js';
+import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rememberLastResponses } from './http/framework-errors.js';
 import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
@@ -95,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.http ? httpServerOptions(options.http) : { http: { requireHostHeader: false } }),
   });
   answerNodeOwnedRequests(app);
+  rememberLastResponses(app);
   if (options.http) {
     app.server.headersTimeout = options.http.headersTimeoutMs;
     if (options.http.maxConnections > 0) app.server.maxConnections = options.http.maxConnections;

@@ -53,6 +53,13 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   // Node reports the parser's error again for every later chunk: the connection is answered once.
   if (rejectedSockets.has(socket)) return;
   rejectedSockets.add(socket);
+  // The bad bytes are the framing of a request already answered (e.g. its Transfer-Encoding, after a 400 for
+  // its headers): it has its one answer; a second would be read as the answer to a request never sent.
+  const last = lastResponses.get(socket);
+  if (last && !last.req.complete && last.writableFinished) {
+    socket.destroy();
+    return;
+  }
   // A HEAD answer has no body, even when it is a rejection.
   const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   const answer = () => {
@@ -62,6 +69,13 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
 }
 
 const rejectedSockets = new WeakSet<Socket>();
+/** Each connection's latest request's response (see clientErrorHandler). */
+const lastResponses = new WeakMap<Socket, ServerResponse>();
+
+/** Remembers each connection's latest response, for clientErrorHandler to tell a request's own bad framing from bytes after it. */
+export function rememberLastResponses(app: FastifyInstance): void {
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => lastResponses.set(request.socket, response));
+}
 
 /**
  * Runs `then` once every response Node has queued on the socket is sent.

@@ -139,4 +139,14 @@ describeEachStore('a request already being handled is answered before bad bytes 
       }
     }
   });
+  it('answers a request once when its own framing is bad after its headers were answered (found by the hostile-input property)', async () => {
+    for (const method of ['HEAD', 'GET']) {
+      // A repeated Host is refused (400) as soon as the headers are read; the bad Transfer-Encoding fails the body after that.
+      const request = `${method} /api/methods/ HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\nHost: ' OR '1'='1\r\nTransfer-Encoding: ' OR '1'='1\r\n\r\n`;
+      const [answer, ...more] = responsesIn(await exchange(port, request), method === 'HEAD');
+      expect(answer?.status, method).toBe(400);
+      if (method === 'GET') expect(answer ? JSON.parse(answer.body) : undefined, method).toMatchObject({ code: 'bad_request' });
+      expect(more, method).toEqual([]);
+    }
+  });
 });
