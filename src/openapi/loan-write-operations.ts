@@ -2,16 +2,12 @@ import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { uidParameter } from './resource-schemas.js';
-import { errorResponsesByStatus, WRITE_ERRORS } from './write-operations.js';
+import { errorResponsesByStatus, ledgerEntryRequestBody, WRITE_CREATED_HEADERS, WRITE_ERRORS } from './write-operations.js';
 
 const IDEMPOTENCY = `Needs an API key with the \`write\` scope (a read key gets 403 \`insufficient_scope\`) and an \`Idempotency-Key\`: the same key with the same request within 24 hours replays the first answer (with \`Idempotent-Replayed: true\`), a 409 included; with another request it is a 422 \`idempotency_key_reused\`; concurrent requests with one key run once.`;
 
 /** `POST /api/loans/` and `POST /api/loans/{uid}/repayments/` (docs/api.md "Loans"), keyed by path. */
 export function loanWriteOperations(loans: ResourceDefinition, limits: ResourceDefinition): Record<string, JsonObject> {
-  const created = {
-    'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
-    'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' },
-  };
   return {
     [`/api/${loans.path}/`]: {
       operationId: 'createLoan',
@@ -32,7 +28,7 @@ export function loanWriteOperations(loans: ResourceDefinition, limits: ResourceD
       responses: {
         201: {
           description: `The loan was created: the loan and the ${limits.name} after its drawdown. A replay carries \`Idempotent-Replayed: true\`.`,
-          headers: created,
+          headers: WRITE_CREATED_HEADERS,
           content: { 'application/json': { schema: schemaRef('LoanCreated') } },
         },
         ...errorResponsesByStatus(WRITE_ERRORS),
@@ -44,15 +40,11 @@ export function loanWriteOperations(loans: ResourceDefinition, limits: ResourceD
       summary: 'Repay a loan',
       description: `Records a repayment of one of your loans: the loan's \`outstanding\` and its ${limits.name}'s fall together (one entry, linked to the loan); the repayment that brings the loan to zero makes it \`repaid\`. More than the loan's outstanding (or than its limit's, if direct repayments lowered that below the loan's) is a 409 \`repayment_exceeds_outstanding\`, and nothing is written. ${IDEMPOTENCY}`,
       parameters: [uidParameter(loans), { $ref: '#/components/parameters/Idempotency-Key' }],
-      requestBody: {
-        required: true,
-        description: `A JSON object of at most ${MAX_WRITE_BODY_BYTES} bytes; any other member is a 422.`,
-        content: { 'application/json': { schema: schemaRef('LedgerEntryInput'), example: { amount: '100.00', reference: 'repayment-2024-0042' } } },
-      },
+      requestBody: ledgerEntryRequestBody({ amount: '100.00', reference: 'repayment-2024-0042' }),
       responses: {
         201: {
           description: `The repayment was recorded: the entry, the loan and the ${limits.name} after it. A replay carries \`Idempotent-Replayed: true\`.`,
-          headers: created,
+          headers: WRITE_CREATED_HEADERS,
           content: { 'application/json': { schema: schemaRef('LoanRepaymentResult') } },
         },
         ...errorResponsesByStatus(WRITE_ERRORS),

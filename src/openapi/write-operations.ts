@@ -44,6 +44,21 @@ const KIND_TEXT: Record<LedgerKind, { summary: string; operationId: string; effe
 };
 
 /** `POST /api/{limits}/{uid}/drawdowns/` and `…/repayments/` (docs/api.md "Writes"). */
+/** The headers of a write's 201 (and of its replay). */
+export const WRITE_CREATED_HEADERS: JsonObject = {
+  'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+  'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' },
+};
+
+/** The body of a POST that records one ledger entry (a drawdown, a repayment, a loan's repayment). */
+export function ledgerEntryRequestBody(example: JsonObject): JsonObject {
+  return {
+    required: true,
+    description: `A JSON object of at most ${MAX_WRITE_BODY_BYTES} bytes; any other member is a 422.`,
+    content: { 'application/json': { schema: schemaRef('LedgerEntryInput'), example } },
+  };
+}
+
 export function writePaths(limits: ResourceDefinition): Record<string, JsonObject> {
   return Object.fromEntries(LEDGER_KINDS.map((kind) => [`/api/${limits.path}/{uid}/${kind}s/`, { post: writeOperation(limits, kind) }]));
 }
@@ -56,15 +71,11 @@ function writeOperation(limits: ResourceDefinition, kind: LedgerKind): JsonObjec
     summary: text.summary,
     description: `Records a ${kind} against one of your organization's ${limits.name}s: it ${text.effect} at once. ${text.refusal} Needs an API key with the \`write\` scope (a read key gets 403 \`insufficient_scope\`) and an \`Idempotency-Key\`: the same key with the same request within 24 hours replays the first answer (with \`Idempotent-Replayed: true\`); with another request it is a 422 \`idempotency_key_reused\`; concurrent requests with one key run once (the later ones wait for the first). Writes have their own per-key rate limit.`,
     parameters: [uidParameter(limits), { $ref: '#/components/parameters/Idempotency-Key' }],
-    requestBody: {
-      required: true,
-      description: `A JSON object of at most ${MAX_WRITE_BODY_BYTES} bytes; any other member is a 422.`,
-      content: { 'application/json': { schema: schemaRef('LedgerEntryInput'), example: { amount: '1200.00', reference: 'loan-2024-0042' } } },
-    },
+    requestBody: ledgerEntryRequestBody({ amount: '1200.00', reference: 'loan-2024-0042' }),
     responses: {
       201: {
         description: `The ${kind} was recorded: the entry and the ${limits.name} after it. A replay carries \`Idempotent-Replayed: true\`.`,
-        headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
+        headers: WRITE_CREATED_HEADERS,
         content: { 'application/json': { schema: schemaRef('LedgerWriteResult') } },
       },
       ...errorResponsesByStatus(WRITE_ERRORS),
