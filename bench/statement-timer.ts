@@ -36,6 +36,7 @@ export function timeStatements(store: Store): { store: Store; times: () => State
           copyFrom: (target, chunks) => timed(`COPY ${target}`, () => tx.copyFrom(target, chunks)),
           // Not timed: the store sends it with the COMMIT, after fn.
           queryAtCommit: (sql, params) => tx.queryAtCommit(sql, params),
+          commitWith: (statements) => timed(statements.map((statement) => statement.sql).join('; '), () => tx.commitWith(statements)),
         }),
       options,
     );

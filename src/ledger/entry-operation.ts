@@ -4,7 +4,7 @@ import { serializeRecord } from '../listing/serialize.js';
 import { selectList } from '../listing/sql.js';
 import type { Queryable } from '../store/store.js';
 import { claimKeyCte, type ClaimRequest } from './idempotency-keys.js';
-import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
+import { RetryWrite, type Applied, type LedgerOperation, type LoneWrite } from './ledger-operation.js';
 import type { LedgerEntryInput, LedgerKind } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
 
@@ -80,8 +80,6 @@ export const LIMIT_BALANCE_VIEW: LimitView = {
 
 /** The one row the entry statement answers: the limit's resource fields (NULL when it did not move) and the entry's columns. */
 type EntryRow = Record<string, string | null> & {
-  /** With a claim in the statement: whether it claimed the key (nothing was written otherwise). */
-  readonly claimed?: boolean;
   readonly future: boolean;
   readonly limit_row_id: string | null;
   readonly entry_amount: string | null;
@@ -114,8 +112,70 @@ export function entryOperation(limits: LimitView, write: EntryWrite): LedgerOper
       return fingerprintOf(write);
     },
     apply: (tx) => applyEntry(tx, limits, write),
-    applyClaiming: write.idGivenByCaller ? undefined : (tx, claim) => applyEntry(tx, limits, write, claim),
+    // A caller's own id may be recorded already: that is answered from what is stored, the long way.
+    alone: write.idGivenByCaller ? undefined : (claim) => loneEntry(limits, write, claim),
+    renderStored: (row) => renderStoredEntry(limits, row),
   };
+}
+
+/** $9–$12 of the lone write: the key, its request's fingerprint, the API key, the hours it is kept. */
+const CLAIM_PARAMS = { orgId: 1, idempotencyKey: 9, fingerprint: 10, keyId: 11, ttlHours: 12 } as const;
+
+const loneStatements = new WeakMap<LimitView, { drawdown: string; repayment: string; answer: string }>();
+
+/**
+ * The entry as a LoneWrite. The write: the claim of the key (claimKeyCte),
+ * then — gated on it — the limit's conditional UPDATE and the entry's
+ * INSERT; its id is new (no ON CONFLICT: a clash would raise and stop the
+ * transaction before its COMMIT). The answer: the entry and its limit, read
+ * after the write (the limit's row is locked by it until the COMMIT, so the
+ * limit reads as the write left it), the columns `renderStoredEntry` renders.
+ */
+function loneEntry(limits: LimitView, write: EntryWrite, claim: ClaimRequest): LoneWrite {
+  let texts = loneStatements.get(limits);
+  if (!texts) {
+    const writeText = (kind: LedgerKind) => {
+      const delta = kind === 'drawdown' ? 't.outstanding + $3::numeric' : 't.outstanding - $3::numeric';
+      const guard = kind === 'drawdown' ? 't.outstanding + $3::numeric <= t.capacity' : 't.outstanding >= $3::numeric';
+      return `WITH ${claimKeyCte(CLAIM_PARAMS)}, moved AS (
+          UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
+           WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now())
+             AND EXISTS (SELECT 1 FROM idempotency_claimed)
+           RETURNING t.id
+        ), inserted AS (
+          INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
+          SELECT $1, $4, moved.id, $5, $3::numeric, coalesce($6::timestamptz, now()), $7, $8 FROM moved
+          RETURNING 1
+        )
+        SELECT EXISTS (SELECT 1 FROM inserted) AS written`;
+    };
+    const answer = `SELECT e.id AS entry_id, e.kind AS entry_kind, e.amount::text AS entry_amount,
+        to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, e.key_id AS entry_key_id, e.reference AS entry_reference,
+        to_char(e.recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at, ${limits.columns}
+       FROM ledger_entries e JOIN credit_limits t ON t.org_id = e.org_id AND t.id = e.limit_id
+      WHERE e.org_id = $1 AND e.id = $2`;
+    loneStatements.set(limits, (texts = { drawdown: writeText('drawdown'), repayment: writeText('repayment'), answer }));
+  }
+  return {
+    write: { sql: texts[write.kind], params: [...entryParams(write), claim.idempotencyKey, claim.fingerprint, claim.keyId, claim.ttlHours] },
+    answerSelect: { sql: texts.answer, params: [write.orgId, write.id] },
+    status: 201,
+  };
+}
+
+/** The answer of an entry written alone, from the row its answer statement stored: the 201's body and the result. */
+function renderStoredEntry(limits: LimitView, stored: Record<string, unknown>): { body: string; value: LedgerResult } {
+  const row = stored as Record<string, string | null>;
+  const entry: RecordedEntry = {
+    id: text(row, 'entry_id'),
+    kind: text(row, 'entry_kind') as LedgerKind,
+    amount: text(row, 'entry_amount'),
+    at: text(row, 'entry_at'),
+    key_id: row.entry_key_id ?? null,
+    reference: row.entry_reference ?? null,
+    recorded_at: text(row, 'entry_recorded_at'),
+  };
+  return { body: answerBody(limits, entry, row), value: resultOf(entry, true, row) };
 }
 
 /**
@@ -127,18 +187,12 @@ function fingerprintOf(write: EntryWrite): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
 
-async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite): Promise<Applied<LedgerResult>>;
-async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite, claim: ClaimRequest): Promise<Applied<LedgerResult> | 'not-claimed'>;
-async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite, claim?: ClaimRequest): Promise<Applied<LedgerResult> | 'not-claimed'> {
+async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite): Promise<Applied<LedgerResult>> {
   if (write.idGivenByCaller) {
     const existing = await existingEntry(tx, limits, write);
     if (existing) return existing;
   }
-  const params = entryParams(write);
-  if (claim) params.push(claim.idempotencyKey, claim.fingerprint, claim.keyId, claim.ttlHours);
-  // With its claim, the statement is a lone write's first: sent with its BEGIN (one round trip less).
-  const [row] = await tx.query<EntryRow>(entryStatement(limits, write.kind, claim !== undefined), params, { prepare: true, sendWithBegin: claim !== undefined });
-  if (claim && !row?.claimed) return 'not-claimed';
+  const [row] = await tx.query<EntryRow>(entryStatement(limits, write.kind), entryParams(write), { prepare: true });
   if (row?.future) throw futureTimeError(write.at ?? '');
   if (!row || row.limit_row_id === null) return { ok: false, refusal: await refusal(tx, write) };
   // The limit moved but the id was recorded by a concurrent transaction (only a caller's own id can be):
@@ -190,47 +244,38 @@ function resultOf(entry: RecordedEntry, applied: boolean, limit: Record<string, 
 
 function text(row: Record<string, string | null>, name: string): string {
   const value = row[name];
-  if (typeof value !== 'string') throw new Error(`the credit-limit resource has no field '${name}'`);
+  if (typeof value !== 'string') throw new Error(`a ledger entry's answer has no text field '${name}'`);
   return value;
 }
 
-function entryParams(write: EntryWrite): unknown[] {
+function entryParams(write: EntryWrite): (string | null)[] {
   return [write.orgId, write.limit, write.amount, write.id, write.kind, write.at ?? null, write.keyId ?? null, write.reference ?? null];
 }
 
-const statements = new WeakMap<LimitView, Map<string, string>>();
-
-/** $9–$12 of the statement with a claim: the key, its request's fingerprint, the API key, the hours it is kept. */
-const CLAIM_PARAMS = { orgId: 1, idempotencyKey: 9, fingerprint: 10, keyId: 11, ttlHours: 12 } as const;
+const statements = new WeakMap<LimitView, Map<LedgerKind, string>>();
 
 /**
- * One text per view, kind and claim (a prepared statement): the conditional
+ * One text per view and kind (a prepared statement): the conditional
  * UPDATE of the limit and, only when it matched, the INSERT of the entry;
  * always one row. A refusal is an UPDATE of no row, which raises nothing and
  * changes nothing. An entry dated after now updates nothing (`future`).
  * Parameters: $1 org id, $2 limit uid, $3 amount, $4 entry id, $5 kind,
- * $6 at (NULL: now), $7 key id, $8 reference; with `claiming`, the claim of
- * the write's Idempotency-Key first (claimKeyCte, $9–$12), and the write
- * gated on it.
+ * $6 at (NULL: now), $7 key id, $8 reference.
  */
-function entryStatement(limits: LimitView, kind: LedgerKind, claiming: boolean): string {
+function entryStatement(limits: LimitView, kind: LedgerKind): string {
   let byKind = statements.get(limits);
   if (!byKind) statements.set(limits, (byKind = new Map()));
-  const name = `${kind}${claiming ? '+claim' : ''}`;
-  let text = byKind.get(name);
+  let text = byKind.get(kind);
   if (!text) {
     const delta = kind === 'drawdown' ? 't.outstanding + $3::numeric' : 't.outstanding - $3::numeric';
     const guard = kind === 'drawdown' ? 't.outstanding + $3::numeric <= t.capacity' : 't.outstanding >= $3::numeric';
-    const claim = claiming ? `${claimKeyCte(CLAIM_PARAMS)},` : '';
-    const gate = claiming ? 'AND EXISTS (SELECT 1 FROM idempotency_claimed)' : '';
-    const claimed = claiming ? 'EXISTS (SELECT 1 FROM idempotency_claimed) AS claimed,' : '';
     // The writes RETURN stored columns only; CTEs that read them turn them
     // into text (to_char, …): on a distributed PostgreSQL (Citus,
     // docs/scaling.md) the RETURNING of a write to a sharded table may hold
     // no function that is not IMMUTABLE.
-    text = `WITH ${claim} moved_row AS (
+    text = `WITH moved_row AS (
         UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
-         WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now()) ${gate}
+         WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now())
          RETURNING t.*
       ), moved AS (
         SELECT t.id AS limit_row_id, ${limits.columns} FROM moved_row t
@@ -244,9 +289,9 @@ function entryStatement(limits: LimitView, kind: LedgerKind, claiming: boolean):
           reference AS entry_reference, to_char(recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at
           FROM inserted_row
       )
-      SELECT ${claimed} coalesce($6::timestamptz > now(), false) AS future, moved.*, inserted.*
+      SELECT coalesce($6::timestamptz > now(), false) AS future, moved.*, inserted.*
         FROM (SELECT 1) AS one LEFT JOIN moved ON true LEFT JOIN inserted ON true`;
-    byKind.set(name, text);
+    byKind.set(kind, text);
   }
   return text;
 }

@@ -1,11 +1,18 @@
-import type { Queryable, Transaction } from '../store/store.js';
+import type { Queryable, Statement, Transaction } from '../store/store.js';
+
+/**
+ * A stored answer: its text, or (a write that ran alone in one round trip,
+ * storeAnswerRowStatement) the values it was rendered from, which the
+ * operation renders again (LedgerOperation.renderStored).
+ */
+export type StoredAnswer = { readonly body: string } | { readonly row: Record<string, unknown> };
 
 /** What a write's Idempotency-Key found when it was claimed. */
 export type IdempotencyClaim =
   /** First use (or the earlier use has expired): this request runs; its response is stored before commit. */
   | { kind: 'claimed' }
   /** A committed earlier request with the same key and fingerprint: answer its stored response. */
-  | { kind: 'replay'; status: number; body: string }
+  | { kind: 'replay'; status: number; answer: StoredAnswer }
   /** The key was first used for another request. */
   | { kind: 'reused' };
 
@@ -57,10 +64,7 @@ export async function claimIdempotencyKeys(tx: Queryable, orgId: string, request
       const request = requests[i] as ClaimRequest;
       const row = earlier.get(request.idempotencyKey);
       if (!row) continue; // pruned since: claim it again
-      if (row.request_fingerprint !== request.fingerprint) claims[i] = { kind: 'reused' };
-      else if (row.response_status === null || row.response_body === null) {
-        throw new Error(`idempotency key row without a response outside its transaction (org ${orgId})`);
-      } else claims[i] = { kind: 'replay', status: Number(row.response_status), body: row.response_body };
+      claims[i] = claimOfStored(row, request.fingerprint);
     }
   }
   return claims.map((claim) => {
@@ -91,7 +95,7 @@ export function claimKeyCte(p: ClaimParams): string {
     VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now(), now() + make_interval(hours => $${p.ttlHours}::int))
     ON CONFLICT (org_id, idempotency_key) DO UPDATE
        SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-           response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+           response_status = NULL, response_body = NULL, response_row = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
      WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
     RETURNING 1 AS claimed
   )`;
@@ -106,7 +110,7 @@ const CLAIM_KEYS = `INSERT INTO idempotency_keys (org_id, idempotency_key, reque
    ORDER BY v.idempotency_key COLLATE "C"
   ON CONFLICT (org_id, idempotency_key) DO UPDATE
      SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-         response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+         response_status = NULL, response_body = NULL, response_row = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
    WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
   RETURNING idempotency_key`;
 
@@ -127,10 +131,20 @@ async function claimPending(tx: Queryable, orgId: string, requests: readonly Cla
 }
 
 interface StoredRow {
-  idempotency_key: string;
   request_fingerprint: string;
   response_status: number | null;
   response_body: string | null;
+  response_row: Record<string, unknown> | null;
+}
+
+/** What a key held by an earlier (committed) request means for a request with `fingerprint`. */
+function claimOfStored(row: StoredRow, fingerprint: string): IdempotencyClaim {
+  if (row.request_fingerprint !== fingerprint) return { kind: 'reused' };
+  if (row.response_status === null || (row.response_body === null && row.response_row === null)) {
+    throw new Error('idempotency key row without a response outside its transaction');
+  }
+  const answer = row.response_body === null ? { row: row.response_row as Record<string, unknown> } : { body: row.response_body };
+  return { kind: 'replay', status: Number(row.response_status), answer };
 }
 
 /**
@@ -139,12 +153,70 @@ interface StoredRow {
  * transactions committed while the claim waited for them.
  */
 async function storedResponses(tx: Queryable, orgId: string, keys: readonly string[]): Promise<Map<string, StoredRow>> {
-  const rows = await tx.query<StoredRow>(
-    `SELECT idempotency_key, request_fingerprint, response_status, response_body FROM idempotency_keys
+  const rows = await tx.query<StoredRow & { idempotency_key: string }>(
+    `SELECT idempotency_key, request_fingerprint, response_status, response_body, response_row FROM idempotency_keys
       WHERE org_id = $1 AND idempotency_key = ANY ($2::text[])`,
     [orgId, keys],
   );
   return new Map(rows.map((row) => [row.idempotency_key, row]));
+}
+
+const storeAnswerRowTexts = new Map<string, string>();
+
+/** What the statement that ends a lone write found (storeAnswerRow). */
+export type LoneWriteEnd =
+  /** It wrote: its answer's values, stored under its key. */
+  | { readonly kind: 'stored'; readonly row: Record<string, unknown> }
+  /** It did not write because an earlier request holds the key: what that one stored (or that it was another request). */
+  | (IdempotencyClaim & { readonly kind: 'replay' | 'reused' })
+  /** It did not write (refused, a bad time): its claim was deleted; nothing was changed. */
+  | { readonly kind: 'not-written' };
+
+/**
+ * The statement that ends a write which ran alone with its key claimed in
+ * its own statement (claimKeyCte), run after it in the same transaction
+ * (in one message with it and the COMMIT: Transaction.commitWith).
+ * `answer` reads the write's answer values: one row when the write
+ * happened, none otherwise; its $1 is the organization's id, which the
+ * statement's own key lookup uses too (one organization: on a distributed
+ * PostgreSQL, one shard). With a row, it is stored as the key's answer.
+ * With none: if this transaction claimed the key, its claim is deleted, so
+ * that the write can run again the long way (a refusal is stored as text);
+ * if an earlier request holds the key (the claim waited for it to commit,
+ * and locked its row), its stored answer is read, never changed.
+ */
+export function storeAnswerRow(answer: Statement, claim: ClaimRequest, status: number): { statement: Statement; end(rows: readonly unknown[]): LoneWriteEnd } {
+  const n = answer.params.length;
+  if (answer.params[0] !== claim.orgId) throw new Error("storeAnswerRow: the answer's $1 must be the organization's id");
+  let sql = storeAnswerRowTexts.get(answer.sql);
+  if (sql === undefined) {
+    const key = `k.org_id = $1 AND k.idempotency_key = $${n + 1}`;
+    // A key's row without an answer is this transaction's own claim (outside it, every row has one).
+    sql = `WITH answer AS (SELECT to_jsonb(a) AS row FROM (${answer.sql}) a),
+      stored AS (
+        UPDATE idempotency_keys k SET response_status = $${n + 2}::smallint, response_row = answer.row
+          FROM answer WHERE ${key} AND k.response_status IS NULL
+        RETURNING 1
+      ), released AS (
+        DELETE FROM idempotency_keys k WHERE ${key} AND k.response_status IS NULL AND NOT EXISTS (SELECT 1 FROM answer)
+        RETURNING 1
+      ), held AS (
+        SELECT k.request_fingerprint, k.response_status, k.response_body, k.response_row FROM idempotency_keys k
+         WHERE ${key} AND k.response_status IS NOT NULL
+      )
+      SELECT EXISTS (SELECT 1 FROM stored) AS stored, (SELECT row FROM answer) AS answer, held.*
+        FROM (SELECT 1) AS one LEFT JOIN held ON true`;
+    storeAnswerRowTexts.set(answer.sql, sql);
+  }
+  return {
+    statement: { sql, params: [...answer.params, claim.idempotencyKey, status] },
+    end: (rows) => {
+      const [row] = rows as (Partial<StoredRow> & { stored: boolean; answer: Record<string, unknown> | null })[];
+      if (row?.stored && row.answer) return { kind: 'stored', row: row.answer };
+      if (row?.request_fingerprint) return claimOfStored(row as StoredRow, claim.fingerprint) as LoneWriteEnd;
+      return { kind: 'not-written' };
+    },
+  };
 }
 
 const STORE_RESPONSE = 'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../store/store.js';
+import type { Queryable, Statement } from '../store/store.js';
 import type { ClaimRequest } from './idempotency-keys.js';
 import type { LedgerError } from './ledger-error.js';
 
@@ -39,11 +39,32 @@ export interface LedgerOperation<T = unknown> {
    */
   apply(tx: Queryable): Promise<Applied<T>>;
   /**
-   * Optional: `apply` for a write that runs alone, with the claim of its key
-   * in the same statement (claimKeyCte; one round trip less). 'not-claimed'
-   * when another request holds the key: nothing was changed.
+   * Optional: the write of a request that runs alone, as the two
+   * statements of a transaction that goes to the database in one round
+   * trip with its BEGIN and COMMIT (ledger-writer.ts). A kind that has it
+   * also renders the answers it stores that way (`renderStored`).
    */
-  applyClaiming?(tx: Queryable, claim: ClaimRequest): Promise<Applied<T> | 'not-claimed'>;
+  alone?(claim: ClaimRequest): LoneWrite;
+  /** The answer `alone` stored under a key (the row its `answerSelect` read), rendered as on the first answer. */
+  renderStored?(row: Record<string, unknown>): { readonly body: string; readonly value: T };
+}
+
+/**
+ * A write that runs alone, in one round trip: `write` claims the request's
+ * Idempotency-Key (claimKeyCte) and, only if it claimed it, writes — the
+ * whole write or nothing, as a refusal writes nothing without raising an
+ * error: the COMMIT sent with it never commits half a write (an error
+ * stops the message before the COMMIT). `answerSelect` then reads the
+ * answer's values (one row when it wrote, none otherwise), which are
+ * stored with the key (storeAnswerRowStatement) and rendered by
+ * `renderStored`. When it did not write (refused, not claimed, a bad time),
+ * the request runs again the long way, in a transaction of its own.
+ */
+export interface LoneWrite {
+  readonly write: Statement;
+  readonly answerSelect: Statement;
+  /** The status of the answer when it wrote (201). */
+  readonly status: number;
 }
 
 /** Thrown by `apply` when a concurrent transaction won a race the write cannot answer within its own: run it again. */

@@ -2,7 +2,7 @@ import { ApiError } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
 import { StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
 import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
-import { claimIdempotencyKeys, storeIdempotentResponsesAtCommit, type ClaimRequest, type StoredResponse } from './idempotency-keys.js';
+import { claimIdempotencyKeys, storeAnswerRow, storeIdempotentResponsesAtCommit, type ClaimRequest, type StoredAnswer, type StoredResponse } from './idempotency-keys.js';
 import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
 
@@ -131,10 +131,17 @@ export class LedgerWriter {
     }
   }
 
-  /** One write in its own transaction, run once more if it lost a race (a deadlock victim, a concurrent id). */
+  /**
+   * One write in its own transaction, run once more if it lost a race (a
+   * deadlock victim, a concurrent id). A kind that can (LedgerOperation.alone)
+   * runs first in one round trip; if that did not write (a refusal, a key
+   * another request holds, a bad time), the long way tells why.
+   */
   private async runAlone(request: AnyRequest): Promise<Settled<WriteAnswer>> {
     for (let attempt = 0; ; attempt += 1) {
       try {
+        const written = await this.inOneRoundTrip(request);
+        if (written) return { ok: true, value: written };
         const [settled] = await this.transaction([request]);
         if (!settled) throw new Error('ledger writer: a transaction answered no write');
         return settled;
@@ -142,6 +149,38 @@ export class LedgerWriter {
         if (attempt === 0 && isRace(error)) continue;
         return { ok: false, error: answerOf(error) };
       }
+    }
+  }
+
+  /**
+   * A lone keyed write of a kind that has `alone`: its BEGIN, its write, the
+   * statement that stores its answer's values under its key and its COMMIT
+   * in one message (Transaction.commitWith). Resolves to the answer — its
+   * own, or an earlier request's with the same key — or undefined when it
+   * did not write: then nothing was changed (its own claim of the key was
+   * deleted in the same transaction) and the caller runs it the long way,
+   * which tells why. Throws as `transaction` does.
+   */
+  private async inOneRoundTrip(request: AnyRequest): Promise<WriteAnswer | undefined> {
+    const { operation, idempotency } = request;
+    if (!idempotency || !operation.alone || !operation.renderStored) return undefined;
+    const claim = claimOf(request, this.options.idempotencyTtlHours);
+    const lone = operation.alone(claim);
+    const store = storeAnswerRow(lone.answerSelect, claim, lone.status);
+    const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
+    const [, stored] = await this.store.transaction((tx) => tx.commitWith([lone.write, store.statement]), { ...SYNCHRONOUS_STANDBY, budget });
+    const end = store.end(stored ?? []);
+    switch (end.kind) {
+      case 'stored': {
+        const { body, value } = operation.renderStored(end.row);
+        return { status: lone.status, body, replayed: false, value };
+      }
+      case 'replay':
+        return { status: end.status, body: replayBody(request, end.answer), replayed: true, value: undefined };
+      case 'reused':
+        throw keyReused();
+      case 'not-written':
+        return undefined;
     }
   }
 
@@ -165,16 +204,6 @@ export class LedgerWriter {
         if (request.idempotency) stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answered.status, body: answered.body });
         settled.push({ ok: true, value: answered });
       };
-      // A lone write whose kind can claim its key in its own statement: one round trip less.
-      const [only] = batch;
-      if (batch.length === 1 && only?.idempotency && only.operation.applyClaiming) {
-        const applied = await only.operation.applyClaiming(tx, claimOf(only, ttlHours));
-        if (applied !== 'not-claimed') {
-          answer(only, applied);
-          storeIdempotentResponsesAtCommit(tx, stored);
-          return settled;
-        }
-      }
       const keyed = batch.flatMap((request, i) => (request.idempotency ? [i] : []));
       const claims = await claimIdempotencyKeys(
         tx,
@@ -184,7 +213,7 @@ export class LedgerWriter {
       const claimOfWrite = new Map(keyed.map((i, n) => [i, claims[n]]));
       for (const [i, request] of batch.entries()) {
         const claim = claimOfWrite.get(i);
-        if (claim?.kind === 'replay') settled.push({ ok: true, value: { status: claim.status, body: claim.body, replayed: true, value: undefined } });
+        if (claim?.kind === 'replay') settled.push({ ok: true, value: { status: claim.status, body: replayBody(request, claim.answer), replayed: true, value: undefined } });
         else if (claim?.kind === 'reused') settled.push({ ok: false, error: keyReused() });
         else answer(request, await request.operation.apply(tx));
       }
@@ -192,6 +221,14 @@ export class LedgerWriter {
       return settled;
     }, { ...SYNCHRONOUS_STANDBY, budget });
   }
+}
+
+/** A stored answer's text: as stored, or rendered from its stored values by the operation that stored them (same fingerprint: same kind). */
+function replayBody(request: AnyRequest, answer: StoredAnswer): string {
+  if ('body' in answer) return answer.body;
+  const render = request.operation.renderStored;
+  if (!render) throw new Error('ledger writer: an answer stored as values for a kind of write that renders none');
+  return render(answer.row).body;
 }
 
 function claimOf(request: AnyRequest, ttlHours: number): ClaimRequest {

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { DirectoryLock } from './directory-lock.js';
-import type { Store, Transaction, TransactionOptions } from './store.js';
+import type { Statement, Store, Transaction, TransactionOptions } from './store.js';
 
 // PGlite's COPY reads a whole Blob at once: rows are sent in blobs of about
 // this size, so memory stays bounded however long the input is.
@@ -74,6 +74,12 @@ export class PgliteStore implements Store {
         queryAtCommit: (sql: string, params: readonly (string | number | null)[]) => {
           if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
           atCommit = { sql, params };
+        },
+        // In process: no round trip to save, the statements simply run in turn.
+        commitWith: async (statements: readonly Statement[]) => {
+          const rows: unknown[][] = [];
+          for (const statement of statements) rows.push((await transaction.query(statement.sql, [...statement.params])).rows);
+          return rows;
         },
       });
       // In process: no round trip to save, the statement simply runs last.

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type Queryable, type QueryOptions, type Store, type Transaction, type TransactionOptions } from './store.js';
+import { StoreUnavailableError, type Queryable, type QueryOptions, type Statement, type Store, type Transaction, type TransactionOptions } from './store.js';
 import { StatementNames } from './statement-names.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
 import { Deadlines } from './deadlines.js';
@@ -274,7 +274,7 @@ export class PostgresStore implements Store {
     budgetSpent: () => StoreUnavailableError | undefined,
   ): Promise<T> {
     let stage: TransactionStage = 'before-begin';
-    const failure = (error: unknown) => interrupted(budgetSpent() ?? classifyError(error), stage);
+    const failure = (error: unknown) => interrupted(budgetSpent() ?? classifyError(error), stageAt(error, stage));
     const run = async (sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
       if (watch.lost) throw failure(watch.lost);
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
@@ -285,6 +285,7 @@ export class PostgresStore implements Store {
       }
     };
     let atCommit: string | undefined;
+    let committed = false;
     let broken = false;
     try {
       // Without parameters this is one simple-protocol message: both statements in one round trip. Sent
@@ -327,8 +328,26 @@ export class PostgresStore implements Store {
           if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
           atCommit = withLiterals(sql, params);
         },
+        commitWith: async (statements: readonly Statement[]) => {
+          const executes = pendingBegin === undefined || atCommit !== undefined ? undefined : statements.map((statement) => this.executeOf(client, statement));
+          if (executes?.every((execute) => execute !== undefined)) {
+            const message = `${pendingBegin}; ${executes.join('; ')}; COMMIT`;
+            pendingBegin = undefined;
+            const sending = run(message);
+            stage = 'commit-sent';
+            const results = (await sending) as unknown as pg.QueryResult[];
+            committed = true;
+            // The results of BEGIN (and SET LOCAL), the statements', then COMMIT's.
+            const first = results.length - statements.length - 1;
+            return statements.map((_, i) => results[first + i]?.rows ?? []);
+          }
+          const rows: unknown[][] = [];
+          for (const statement of statements) rows.push(await tx.query(statement.sql, statement.params, { prepare: true, sendWithBegin: true }));
+          return rows;
+        },
       };
       const result = await fn(tx);
+      if (committed) return result;
       await open();
       if (watch.lost) throw failure(watch.lost);
       const committing = run(atCommit === undefined ? 'COMMIT' : `${atCommit}; COMMIT`);
@@ -357,9 +376,14 @@ export class PostgresStore implements Store {
    * newer than the table's statistics, a scan of the organization's rows.
    */
   private foldedWithBegin(client: pg.PoolClient, sql: string, params: readonly unknown[], options: QueryOptions): string | undefined {
-    if (!options.prepare) return withLiterals(sql, params);
-    const name = this.namedStatements ? this.statements.nameOf(sql) : undefined;
-    if (name === undefined || preparedOn(client)[name] !== sql) return undefined;
+    return options.prepare ? this.executeOf(client, { sql, params }) : withLiterals(sql, params);
+  }
+
+  /** `EXECUTE name(literals)` of a statement this connection has prepared; undefined if it has not (or names none). */
+  private executeOf(client: pg.PoolClient, statement: { readonly sql: string; readonly params: readonly unknown[] }): string | undefined {
+    const name = this.namedStatements ? this.statements.nameOf(statement.sql) : undefined;
+    if (name === undefined || preparedOn(client)[name] !== statement.sql) return undefined;
+    const { params } = statement;
     return params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map((value, i) => literal(value, String(i + 1))).join(', ')})`;
   }
 
@@ -440,6 +464,19 @@ class ConnectionWatch {
   detach(client: pg.PoolClient): void {
     client.off('error', this.onError);
   }
+}
+
+/**
+ * How far a transaction got, given what failed it: a statement's ERROR (not
+ * FATAL) is the server's own answer, and it skips the rest of the message —
+ * a COMMIT sent in the same message did not run, and the transaction is
+ * rolled back. So a write refused that way (statement_timeout, a standby's
+ * read-only refusal) ran nothing, even with its COMMIT sent. (pg reports
+ * the severity as the server words it: a server whose lc_messages is not
+ * English leaves the stage as it was, the safe side: outcome unknown.)
+ */
+function stageAt(error: unknown, stage: TransactionStage): TransactionStage {
+  return stage === 'commit-sent' && error instanceof pg.DatabaseError && error.severity === 'ERROR' ? 'in-transaction' : stage;
 }
 
 /** `error` as a TransactionInterruptedError at `stage` if it means the database is unavailable; as is otherwise. */

@@ -67,6 +67,22 @@ export interface Transaction extends Queryable {
    * it fails the transaction like any statement.
    */
   queryAtCommit(sql: string, params: readonly (string | number | null)[]): void;
+  /**
+   * Runs `statements` (fixed texts, prepared like QueryOptions.prepare) in
+   * order as the transaction's last, then COMMIT; resolves to each one's
+   * rows. On PostgreSQL, when nothing of the transaction has been sent yet
+   * and the connection has prepared every one of them, BEGIN, the
+   * statements and COMMIT go as one message: the whole transaction in one
+   * round trip. Otherwise they run one after the other (which prepares
+   * them). Nothing may run in the transaction after it.
+   */
+  commitWith(statements: readonly Statement[]): Promise<unknown[][]>;
+}
+
+/** A fixed statement text and its parameters (text, numbers, NULL). */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly (string | number | null)[];
 }
 
 export type StoreKind = 'postgres' | 'pglite';

@@ -282,6 +282,10 @@ function explainingStore(db: Store, shapes: Map<string, { verdict: Verdict; task
     exec: (sql) => named(sql, tx.exec(sql)),
     copyFrom: (target, chunks) => named(`COPY ${target}`, tx.copyFrom(target, chunks)),
     queryAtCommit: (sql, params) => tx.queryAtCommit(sql, params),
+    commitWith: async (statements) => {
+      for (const statement of statements) await explain(tx, statement.sql, statement.params);
+      return named(statements.map((statement) => statement.sql).join('; '), tx.commitWith(statements));
+    },
   });
   return {
     kind: db.kind,

@@ -129,7 +129,7 @@ describe('when the database accepts connections but never answers', () => {
 describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
   const BUDGET_MS = 1000;
 
-  it('answers 503 once the request’s database budget is spent, reads and writes alike, drops the stuck connections, and serves again after SIGCONT', async () => {
+  it('answers once the request’s database budget is spent (reads 503, writes sent whole 504 outcome_unknown), drops the stuck connections, and serves again after SIGCONT', async () => {
     const pg = await createTempPostgres(binDir ?? '');
     // Production timeouts: without the budget a frozen database holds a request for the 15 s statement timeout.
     const store = new PostgresStore(pg.url, { poolSize: 2, connectionTimeoutMs: 800, queryTimeoutMs: 15_000 });
@@ -165,9 +165,16 @@ describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
       const writesStarted = performance.now();
       const writes = await Promise.all([draw('frozen-1'), draw('frozen-2')]);
       const writesMs = Math.round(performance.now() - writesStarted);
-      for (const response of writes) {
-        expect(response.statusCode).toBe(503);
-        expect(response.json()).toMatchObject({ code: 'service_unavailable' });
+      // A lone write goes to the database whole, its COMMIT included, in one message, once its connection
+      // has prepared its statements: the frozen server holds the message and may run it once it wakes, so
+      // the answer is that the outcome is unknown. On a connection that had not, only its BEGIN was sent:
+      // nothing ran. Either way the client retries with the same key.
+      const nothingRan: string[] = [];
+      for (const [i, response] of writes.entries()) {
+        const { code } = response.json<{ code: string }>();
+        expect([response.statusCode, code]).toEqual(response.statusCode === 503 ? [503, 'service_unavailable'] : [504, 'outcome_unknown']);
+        expect(response.headers['retry-after']).toBe('1');
+        if (response.statusCode === 503) nothingRan.push(`frozen-${i + 1}`);
       }
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
@@ -177,7 +184,7 @@ describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
         expect(response.headers['retry-after']).toBe('1');
         expect(response.json()).toMatchObject({ code: 'service_unavailable' });
       }
-      console.log(`frozen PostgreSQL: two writes 503 after ${writesMs} ms, reads 503 after ${timings.join(', ')} ms (budget ${BUDGET_MS} ms)`);
+      console.log(`frozen PostgreSQL: two writes answered ${writes.map((response) => response.statusCode).join(" and ")} after ${writesMs} ms, reads 503 after ${timings.join(', ')} ms (budget ${BUDGET_MS} ms)`);
       // The budget, not the 15 s statement timeout, ends the wait (generous slack for a busy machine).
       for (const ms of timings) expect(ms).toBeLessThan(BUDGET_MS + 3000);
       // The queued write waits for the first one's budget, then spends its own: two budgets, not the statement timeout.
@@ -189,10 +196,17 @@ describe.runIf(binDir)('when PostgreSQL freezes (SIGSTOP)', () => {
       frozen = false;
       const recovered = await list();
       expect(recovered.statusCode).toBe(200);
-      // Nothing of the refused writes was recorded; a retry with the same key records it once.
-      expect((await draw('frozen-1')).statusCode).toBe(201);
+      const recorded = await store.query<{ idempotency_key: string }>(`SELECT idempotency_key FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = ANY ($2)`, [
+        tenant.org.id,
+        nothingRan,
+      ]);
+      expect(recorded).toEqual([]);
+      // Whether or not the server ran the others when it woke, a retry with the same key answers each once.
+      for (const key of ['frozen-1', 'frozen-2']) expect((await draw(key)).statusCode).toBe(201);
       const [entries] = await store.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_entries WHERE org_id = $1`, [tenant.org.id]);
-      expect(entries?.n).toBe('2');
+      expect(entries?.n).toBe('3');
+      const [limit] = await store.query<{ outstanding: string }>(`SELECT outstanding::text AS outstanding FROM credit_limits WHERE org_id = $1`, [tenant.org.id]);
+      expect(limit?.outstanding).toBe('3.00');
       await app.close();
     } finally {
       if (frozen) await pg.signal('SIGCONT');

@@ -14,6 +14,7 @@ function recording(store: Store): { store: Store; statements: string[] } {
     exec: (sql) => (record(sql), tx.exec(sql)),
     copyFrom: (target, chunks) => (record(`COPY ${target}`), tx.copyFrom(target, chunks)),
     queryAtCommit: (sql, params) => (record(sql), tx.queryAtCommit(sql, params)),
+    commitWith: (statements) => (statements.forEach((statement) => record(statement.sql)), tx.commitWith(statements)),
   });
   const wrapped: Store = {
     kind: store.kind,

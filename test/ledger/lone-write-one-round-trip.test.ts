@@ -1,0 +1,158 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { problemDocument } from '../../src/http/problem.js';
+import { entryOperation, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind, type LedgerResult, type LedgerWriteRequest, type WriteAnswer } from '../../src/ledger/index.js';
+import { creditLimits } from '../../src/resources/credit-limits.js';
+import { TransactionInterruptedError } from '../../src/store/transaction-interrupted.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { ledgerState, useWriter } from '../helpers/writes.js';
+
+// A write that runs alone goes to PostgreSQL whole: BEGIN, the statement that claims its key and writes,
+// the statement that stores its answer's values under the key, and COMMIT, in one message. Its answer is
+// rendered from the values stored, so a replay renders the same bytes.
+describeEachStore('a lone write in one round trip', (store, kind) => {
+  const { writer, newLimit } = useWriter(store);
+  const folds = kind === 'postgres' && process.env.DATABASE_PREPARED_STATEMENTS !== 'false';
+
+  let sent: string[] = [];
+  beforeAll(() => {
+    const query = pg.Client.prototype.query;
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      const [config] = args;
+      sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args) as never;
+    });
+  });
+  afterEach(() => {
+    sent = [];
+  });
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+
+  const writerOn = () =>
+    new LedgerWriter(store(), { idempotencyTtlHours: 24, problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)) });
+  const request = (limit: string, entryKind: LedgerKind, amount: string, key: string, at?: string): LedgerWriteRequest<LedgerResult> => ({
+    operation: entryOperation(limitViewOf(creditLimits), { orgId: writer().org.id, kind: entryKind, id: newLedgerId(entryKind), limit, amount, at, keyId: writer().keyId }),
+    idempotency: { key, keyId: writer().keyId },
+    requestId: `req-${key}`,
+  });
+  const storedAnswer = async (key: string) => {
+    const [row] = await store().query<{ status: number; body: string | null; row: Record<string, unknown> | null }>(
+      'SELECT response_status AS status, response_body AS body, response_row AS row FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2',
+      [writer().org.id, key],
+    );
+    return row;
+  };
+  /** The messages one write sent to PostgreSQL (none on PGlite). */
+  const messagesOf = async (write: () => Promise<WriteAnswer>) => {
+    sent = [];
+    const answer = await write();
+    return { answer, messages: sent };
+  };
+  const ONE_MESSAGE = /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); COMMIT$/s;
+
+  it('stores a 201 as the values it was rendered from; a replay renders them byte for byte, the limit as the write left it', async () => {
+    const uid = await newLimit('1000.00');
+    const writes = writerOn();
+    const first = await writes.write(request(uid, 'drawdown', '12.34', 'values-1'));
+    expect(first.status).toBe(201);
+    const stored = await storedAnswer('values-1');
+    expect(stored?.body).toBeNull();
+    expect(stored?.row).toMatchObject({ entry_amount: '12.34', entry_kind: 'drawdown', outstanding: '12.34', uid });
+    expect(Number(stored?.status)).toBe(201);
+    // The limit moves on; the replay still shows it as the first write left it.
+    await writes.write(request(uid, 'drawdown', '50.00', 'values-2'));
+    const replay = await writes.write(request(uid, 'drawdown', '12.34', 'values-1'));
+    expect(replay).toMatchObject({ status: 201, replayed: true });
+    expect(replay.body).toBe(first.body);
+    expect(JSON.parse(first.body)).toMatchObject({ entry: { amount: 12.34, kind: 'drawdown' }, limit: { uid, outstanding: 12.34, balance: 987.66 } });
+    expect(first.value).toMatchObject({ amount: '12.34', outstanding: '12.34', applied: true });
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '62.34', entries: 2 });
+  });
+
+  it('leaves no claim behind when it wrote nothing: a refusal is stored as text, a bad time or an unknown limit not at all', async () => {
+    const uid = await newLimit('100.00', '95.00');
+    const writes = writerOn();
+    const refused = await writes.write(request(uid, 'drawdown', '10.00', 'nothing-1'));
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'insufficient_balance', request_id: 'req-nothing-1' });
+    expect(await storedAnswer('nothing-1')).toMatchObject({ body: refused.body, row: null });
+    const replay = await writes.write(request(uid, 'drawdown', '10.00', 'nothing-1'));
+    expect(replay).toMatchObject({ status: 409, replayed: true, body: refused.body });
+
+    await expect(writes.write(request(uid, 'repayment', '1.00', 'nothing-2', '2999-01-01T00:00:00.000000Z'))).rejects.toMatchObject({ code: 'invalid_entry' });
+    await expect(writes.write(request('cl_no_such_limit', 'drawdown', '1.00', 'nothing-3'))).rejects.toMatchObject({ code: 'limit_not_found' });
+    expect(await storedAnswer('nothing-2')).toBeUndefined();
+    expect(await storedAnswer('nothing-3')).toBeUndefined();
+    // Nothing ran: the same keys are free for the corrected requests.
+    expect((await writes.write(request(uid, 'repayment', '1.00', 'nothing-2'))).status).toBe(201);
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '94.00', entries: 1 });
+  });
+
+  it('takes over an expired key whose answer was stored as values, and answers another request on a live one 422', async () => {
+    const uid = await newLimit('1000.00');
+    const writes = writerOn();
+    await writes.write(request(uid, 'drawdown', '1.00', 'expiring'));
+    await expect(writes.write(request(uid, 'drawdown', '2.00', 'expiring'))).rejects.toMatchObject({ code: 'idempotency_key_reused', status: 422 });
+    await store().query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE org_id = $1 AND idempotency_key = 'expiring'`, [writer().org.id]);
+    const again = await writes.write(request(uid, 'drawdown', '2.00', 'expiring'));
+    expect(again).toMatchObject({ status: 201, replayed: false });
+    expect((await storedAnswer('expiring'))?.row).toMatchObject({ entry_amount: '2.00', outstanding: '3.00' });
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '3.00', entries: 2 });
+  });
+
+  it.runIf(kind === 'postgres')('sends a lone write as one message once its connection has prepared its statements; a replay too; a refusal then goes the long way', async () => {
+    const uid = await newLimit('10.00');
+    const writes = writerOn();
+    // Sequential writes reuse the pool's most recently released connection: the first prepares the statements.
+    await writes.write(request(uid, 'drawdown', '1.00', 'message-0'));
+    const written = await messagesOf(() => writes.write(request(uid, 'drawdown', '2.00', 'message-1')));
+    const replayed = await messagesOf(() => writes.write(request(uid, 'drawdown', '2.00', 'message-1')));
+    const refused = await messagesOf(() => writes.write(request(uid, 'drawdown', '9.00', 'message-2')));
+    expect(written.answer).toMatchObject({ status: 201, replayed: false });
+    expect(replayed.answer).toMatchObject({ status: 201, replayed: true, body: written.answer.body });
+    expect(refused.answer.status).toBe(409);
+    if (folds) {
+      expect(written.messages).toHaveLength(1);
+      expect(written.messages[0]).toMatch(ONE_MESSAGE);
+      expect(replayed.messages).toHaveLength(1);
+      expect(replayed.messages[0]).toMatch(ONE_MESSAGE);
+      // The one message wrote nothing (its claim deleted in it); the long way claims again and stores the refusal.
+      expect(refused.messages[0]).toMatch(ONE_MESSAGE);
+      expect(refused.messages.length).toBeGreaterThan(1);
+    } else {
+      // Where connections keep no prepared statements (PgBouncer in transaction mode), one statement a message.
+      for (const message of [...written.messages, ...replayed.messages]) expect(message).not.toMatch(/EXECUTE|; COMMIT/);
+    }
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '3.00', entries: 2 });
+  });
+
+  it.runIf(folds)('answers 503 (nothing ran), not 504, when a statement of the one message fails: the server skipped its COMMIT', async () => {
+    const uid = await newLimit('10.00');
+    const writes = writerOn();
+    await writes.write(request(uid, 'drawdown', '1.00', 'timeout-0'));
+    // The connection the next write takes (the pool's most recently released) gets a short statement_timeout,
+    // and the limit's row is locked elsewhere: its one message waits, then the timeout cancels it.
+    await store().query('SET statement_timeout = 300');
+    const [{ schema } = { schema: '' }] = await store().query<{ schema: string }>('SELECT current_schema() AS schema');
+    const holder = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${pg.escapeIdentifier(schema)}.credit_limits WHERE org_id = $1 AND uid = $2 FOR UPDATE`, [writer().org.id, uid]);
+      const timedOut = await messagesOf(() => writes.write(request(uid, 'drawdown', '2.00', 'timeout-1')).catch((error: unknown) => error as WriteAnswer));
+      expect(timedOut.messages[0]).toMatch(ONE_MESSAGE);
+      // The HTTP layer answers a TransactionInterruptedError 503 service_unavailable, or 504 when its outcome is unknown.
+      expect(timedOut.answer).toBeInstanceOf(TransactionInterruptedError);
+      expect(timedOut.answer).toMatchObject({ stage: 'in-transaction', outcomeUnknown: false });
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    expect(await storedAnswer('timeout-1')).toBeUndefined();
+    expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '1.00', entries: 1 });
+    // The connection that failed was dropped (with its statement_timeout): the retry runs.
+    expect((await writes.write(request(uid, 'drawdown', '2.00', 'timeout-1'))).status).toBe(201);
+  });
+});
