@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { serializeRecord } from '../listing/serialize.js';
 import { selectList } from '../listing/sql.js';
 import type { Queryable } from '../store/store.js';
-import { claimKeyCte, type ClaimRequest } from './idempotency-keys.js';
+import { claimedKeyGate, type ClaimRequest } from './idempotency-keys.js';
 import { RetryWrite, type Applied, type LedgerOperation, type LoneWrite } from './ledger-operation.js';
 import type { LedgerEntryInput, LedgerKind } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
@@ -118,18 +118,16 @@ export function entryOperation(limits: LimitView, write: EntryWrite): LedgerOper
   };
 }
 
-/** $9–$12 of the lone write: the key, its request's fingerprint, the API key, the hours it is kept. */
-const CLAIM_PARAMS = { orgId: 1, idempotencyKey: 9, fingerprint: 10, keyId: 11, ttlHours: 12 } as const;
-
 const loneStatements = new WeakMap<LimitView, { drawdown: string; repayment: string; answer: string }>();
 
 /**
- * The entry as a LoneWrite. The write: the claim of the key (claimKeyCte),
- * then — gated on it — the limit's conditional UPDATE and the entry's
- * INSERT; its id is new (no ON CONFLICT: a clash would raise and stop the
- * transaction before its COMMIT). The answer: the entry and its limit, read
- * after the write (the limit's row is locked by it until the COMMIT, so the
- * limit reads as the write left it), the columns `renderStoredEntry` renders.
+ * The entry as a LoneWrite. The write: gated on the key claimed earlier in
+ * its transaction ($9, claimedKeyGate), the limit's conditional UPDATE and
+ * the entry's INSERT; its id is new (no ON CONFLICT: a clash would raise
+ * and stop the transaction before its COMMIT). The answer: the entry and
+ * its limit, read after the write (the limit's row is locked by it until
+ * the COMMIT, so the limit reads as the write left it), the columns
+ * `renderStoredEntry` renders.
  */
 function loneEntry(limits: LimitView, write: EntryWrite, claim: ClaimRequest): LoneWrite {
   let texts = loneStatements.get(limits);
@@ -137,10 +135,10 @@ function loneEntry(limits: LimitView, write: EntryWrite, claim: ClaimRequest): L
     const writeText = (kind: LedgerKind) => {
       const delta = kind === 'drawdown' ? 't.outstanding + $3::numeric' : 't.outstanding - $3::numeric';
       const guard = kind === 'drawdown' ? 't.outstanding + $3::numeric <= t.capacity' : 't.outstanding >= $3::numeric';
-      return `WITH ${claimKeyCte(CLAIM_PARAMS)}, moved AS (
+      return `WITH moved AS (
           UPDATE credit_limits t SET outstanding = ${delta}, updated_at = ${RECORD_CHANGED_AT}
            WHERE t.org_id = $1 AND t.uid = $2 AND ${guard} AND ($6::timestamptz IS NULL OR $6::timestamptz <= now())
-             AND EXISTS (SELECT 1 FROM idempotency_claimed)
+             AND ${claimedKeyGate(9)}
            RETURNING t.id
         ), inserted AS (
           INSERT INTO ledger_entries (org_id, id, limit_id, kind, amount, at, key_id, reference)
@@ -157,7 +155,7 @@ function loneEntry(limits: LimitView, write: EntryWrite, claim: ClaimRequest): L
     loneStatements.set(limits, (texts = { drawdown: writeText('drawdown'), repayment: writeText('repayment'), answer }));
   }
   return {
-    write: { sql: texts[write.kind], params: [...entryParams(write), claim.idempotencyKey, claim.fingerprint, claim.keyId, claim.ttlHours] },
+    write: { sql: texts[write.kind], params: [...entryParams(write), claim.idempotencyKey] },
     answerSelect: { sql: texts.answer, params: [write.orgId, write.id] },
     status: 201,
   };
@@ -175,7 +173,13 @@ function renderStoredEntry(limits: LimitView, stored: Record<string, unknown>): 
     reference: row.entry_reference ?? null,
     recorded_at: text(row, 'entry_recorded_at'),
   };
-  return { body: answerBody(limits, entry, row), value: resultOf(entry, true, row) };
+  // The result is for callers that read it (the CLI's); the HTTP route sends the body only.
+  return {
+    body: answerBody(limits, entry, row),
+    get value() {
+      return resultOf(entry, true, row);
+    },
+  };
 }
 
 /**
@@ -184,7 +188,8 @@ function renderStoredEntry(limits: LimitView, stored: Record<string, unknown>): 
  */
 function fingerprintOf(write: EntryWrite): string {
   const canonical = JSON.stringify(['POST', `/api/limits/${write.limit}/${write.kind}s/`, write.amount, write.at ?? null, write.reference ?? null]);
-  return createHash('sha256').update(canonical).digest('hex');
+  // One-shot hash: a quarter of the CPU of createHash().update().digest() for a string this short.
+  return hash('sha256', canonical, 'hex');
 }
 
 async function applyEntry(tx: Queryable, limits: LimitView, write: EntryWrite): Promise<Applied<LedgerResult>> {

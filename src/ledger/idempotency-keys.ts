@@ -73,32 +73,14 @@ export async function claimIdempotencyKeys(tx: Queryable, orgId: string, request
   });
 }
 
-/** Where one key's claim finds its values among the parameters of the statement it is part of ($n). */
-export interface ClaimParams {
-  readonly orgId: number;
-  readonly idempotencyKey: number;
-  readonly fingerprint: number;
-  readonly keyId: number;
-  readonly ttlHours: number;
-}
-
 /**
- * One key's claim as a CTE (`idempotency_claimed`: one row when claimed)
- * of the statement that does a lone write, which then writes only `WHERE
- * EXISTS (SELECT 1 FROM idempotency_claimed)`: the key is still locked
- * before any row the write touches (the CTE's INSERT runs first). When it is
- * not claimed, claimIdempotencyKeys tells what the key holds.
+ * The condition, in a statement run after claimKeysStatement in the same
+ * transaction, that this transaction claimed the key `$<param>` of the
+ * organization `$1`: a key's row without an answer is the claiming
+ * transaction's own (outside it, every row has one).
  */
-export function claimKeyCte(p: ClaimParams): string {
-  return `idempotency_claimed AS (
-    INSERT INTO idempotency_keys (org_id, idempotency_key, request_fingerprint, key_id, created_at, expires_at)
-    VALUES ($${p.orgId}, $${p.idempotencyKey}, $${p.fingerprint}, $${p.keyId}, now(), now() + make_interval(hours => $${p.ttlHours}::int))
-    ON CONFLICT (org_id, idempotency_key) DO UPDATE
-       SET request_fingerprint = EXCLUDED.request_fingerprint, key_id = EXCLUDED.key_id,
-           response_status = NULL, response_body = NULL, response_row = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
-    RETURNING 1 AS claimed
-  )`;
+export function claimedKeyGate(param: number): string {
+  return `EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.org_id = $1 AND k.idempotency_key = $${param} AND k.response_status IS NULL)`;
 }
 
 // The DO UPDATE reads the time from the row it would have inserted
@@ -115,19 +97,31 @@ const CLAIM_KEYS = `INSERT INTO idempotency_keys (org_id, idempotency_key, reque
   RETURNING idempotency_key`;
 
 async function claimPending(tx: Queryable, orgId: string, requests: readonly ClaimRequest[]): Promise<Set<string>> {
-  const rows = await tx.query<{ idempotency_key: string }>(
-    CLAIM_KEYS,
-    [
+  const { sql, params } = claimKeysStatement(orgId, requests);
+  // A transaction's first statement: with its BEGIN, in one round trip.
+  const rows = await tx.query<{ idempotency_key: string }>(sql, params, { prepare: true, sendWithBegin: true });
+  return new Set(rows.map((row) => row.idempotency_key));
+}
+
+/**
+ * The statement that claims the keys of one transaction's writes (one
+ * organization, distinct keys), in key order, before it locks anything
+ * else; it answers the keys it claimed. claimIdempotencyKeys runs it and
+ * reads what the others hold; a transaction sent in one message (the
+ * ledger writer's lone writes) runs it first and gates each write on its
+ * key (claimedKeyGate).
+ */
+export function claimKeysStatement(orgId: string, requests: readonly ClaimRequest[]): Statement {
+  return {
+    sql: CLAIM_KEYS,
+    params: [
       orgId,
       requests.map((request) => request.idempotencyKey),
       requests.map((request) => request.fingerprint),
       requests.map((request) => request.keyId),
       requests.map((request) => request.ttlHours),
     ],
-    // A transaction's first statement: with its BEGIN, in one round trip.
-    { prepare: true, sendWithBegin: true },
-  );
-  return new Set(rows.map((row) => row.idempotency_key));
+  };
 }
 
 interface StoredRow {
@@ -173,9 +167,10 @@ export type LoneWriteEnd =
   | { readonly kind: 'not-written' };
 
 /**
- * The statement that ends a write which ran alone with its key claimed in
- * its own statement (claimKeyCte), run after it in the same transaction
- * (in one message with it and the COMMIT: Transaction.commitWith).
+ * The statement that ends a write whose key was claimed in the same
+ * transaction (claimKeysStatement) and which was gated on that claim
+ * (claimedKeyGate), run after it (in one message with it and the COMMIT:
+ * Transaction.commitWith).
  * `answer` reads the write's answer values: one row when the write
  * happened, none otherwise; its $1 is the organization's id, which the
  * statement's own key lookup uses too (one organization: on a distributed

@@ -39,10 +39,11 @@ export interface LedgerOperation<T = unknown> {
    */
   apply(tx: Queryable): Promise<Applied<T>>;
   /**
-   * Optional: the write of a request that runs alone, as the two
-   * statements of a transaction that goes to the database in one round
-   * trip with its BEGIN and COMMIT (ledger-writer.ts). A kind that has it
-   * also renders the answers it stores that way (`renderStored`).
+   * Optional: the write as statements that go to the database in one
+   * message with its transaction's BEGIN, the claim of its key and COMMIT
+   * (ledger-writer.ts): a write that runs alone, or with lone writes to
+   * other limits. A kind that has it also renders the answers it stores
+   * that way (`renderStored`).
    */
   alone?(claim: ClaimRequest): LoneWrite;
   /** The answer `alone` stored under a key (the row its `answerSelect` read), rendered as on the first answer. */
@@ -50,15 +51,17 @@ export interface LedgerOperation<T = unknown> {
 }
 
 /**
- * A write that runs alone, in one round trip: `write` claims the request's
- * Idempotency-Key (claimKeyCte) and, only if it claimed it, writes — the
- * whole write or nothing, as a refusal writes nothing without raising an
- * error: the COMMIT sent with it never commits half a write (an error
- * stops the message before the COMMIT). `answerSelect` then reads the
- * answer's values (one row when it wrote, none otherwise), which are
- * stored with the key (storeAnswerRowStatement) and rendered by
- * `renderStored`. When it did not write (refused, not claimed, a bad time),
- * the request runs again the long way, in a transaction of its own.
+ * A write in one message: its key is claimed first, by the statement that
+ * claims every key of the transaction (claimKeysStatement); `write` then
+ * writes only if this transaction claimed it (claimedKeyGate), and locks
+ * only its own credit limit's row — the whole write or nothing, as a
+ * refusal writes nothing without raising an error: the COMMIT sent with it
+ * never commits half a write (an error stops the message before the
+ * COMMIT). `answerSelect` then reads the answer's values (one row when it
+ * wrote, none otherwise; its $1 the organization's id), which are stored
+ * with the key (storeAnswerRow) and rendered by `renderStored`. When it did
+ * not write (refused, not claimed, a bad time), the request runs again the
+ * long way, in a transaction of its own, which tells why.
  */
 export interface LoneWrite {
   readonly write: Statement;

@@ -2,7 +2,16 @@ import { ApiError } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
 import { StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
 import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
-import { claimIdempotencyKeys, storeAnswerRow, storeIdempotentResponsesAtCommit, type ClaimRequest, type StoredAnswer, type StoredResponse } from './idempotency-keys.js';
+import {
+  claimIdempotencyKeys,
+  claimKeysStatement,
+  storeAnswerRow,
+  storeIdempotentResponsesAtCommit,
+  type ClaimRequest,
+  type LoneWriteEnd,
+  type StoredAnswer,
+  type StoredResponse,
+} from './idempotency-keys.js';
 import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
 
@@ -62,13 +71,20 @@ type AnyRequest = LedgerWriteRequest<unknown>;
  *
  * - Queueing: WriteQueue (one transaction per lane at a time, writes queued
  *   behind it run together, a bounded number of transactions per process,
+ *   lone writes to other limits that wait for one of them go together,
  *   refusal on arrival when the wait would exceed the bound).
  * - One transaction per batch: BEGIN; every Idempotency-Key of the batch
  *   claimed in one statement, in key order, before any row lock (no
  *   deadlock between batches sharing keys, in any process); then each
- *   claimed write's operation in arrival order; then every answer stored by
- *   one UPDATE sent with the COMMIT. A key held by a concurrent request (in
- *   any process) waits for it, then replays its stored answer.
+ *   claimed write. A key held by a concurrent request (in any process)
+ *   waits for it, then replays its stored answer. Two ways:
+ *   - lone writes (one per credit limit, of kinds with `alone`): the whole
+ *     transaction in one message — the claim, each write in the order of
+ *     its limit (one lock order for every such transaction) and the
+ *     statement that stores its answer's values, COMMIT: one round trip;
+ *   - the long way (writes queued behind one limit, loans, a write the one
+ *     message did not write): each operation in arrival order, a round trip
+ *     each, then every answer stored by one UPDATE sent with the COMMIT.
  * - Answers that never lie: a transaction that failed before its COMMIT was
  *   sent ran nothing (StoreUnavailableError: 503 service_unavailable); one
  *   whose COMMIT went unanswered is `outcome_unknown` (retry with the same
@@ -87,6 +103,8 @@ export class LedgerWriter {
       {
         laneOf: (request) => request.operation.lane,
         conflictKeyOf: (request) => request.idempotency?.key,
+        // Lone writes of one organization that can go in one message run together when they wait for a slot.
+        groupOf: (request) => (fitsOneMessage(request) ? request.operation.orgId : undefined),
         run: (batch) => this.runBatch(batch),
         overloaded: (waitMs) => overloaded(waitMs),
         waitedTooLong: (waitedMs) => waitedTooLong(waitedMs),
@@ -113,35 +131,54 @@ export class LedgerWriter {
   }
 
   /**
-   * The batch in one transaction. If it throws, each write runs alone (one
+   * The batch in one transaction: lone writes (one per credit limit) of
+   * kinds that can, in one message (runInOneMessage); the rest the long way
+   * (`transaction`). If the long way throws, each write runs alone (one
    * failing write never fails or changes the others) — unless what it threw
    * is every write's answer as it is: the database is unreachable (nothing
    * ran) or did not confirm the commit (outcome unknown for all of them).
    */
   private async runBatch(batch: readonly AnyRequest[]): Promise<Settled<WriteAnswer>[]> {
+    if (batch.every(fitsOneMessage) && new Set(batch.map((request) => request.operation.lane)).size === batch.length) return this.runInOneMessage(batch);
     const [only] = batch;
-    if (batch.length === 1 && only) return [await this.runAlone(only)];
+    if (batch.length === 1 && only) return [await this.runLongWay(only)];
     try {
       return await this.transaction(batch);
     } catch (error) {
       if (answersEveryWrite(error)) return batch.map(() => ({ ok: false, error: answerOf(error) }));
-      const settled: Settled<WriteAnswer>[] = [];
-      for (const request of batch) settled.push(await this.runAlone(request));
-      return settled;
+      return this.eachLongWay(batch);
     }
   }
 
   /**
-   * One write in its own transaction, run once more if it lost a race (a
-   * deadlock victim, a concurrent id). A kind that can (LedgerOperation.alone)
-   * runs first in one round trip; if that did not write (a refusal, a key
-   * another request holds, a bad time), the long way tells why.
+   * Writes to distinct credit limits in one message (inOneMessage); those
+   * it did not write — and every one of them if it failed otherwise than
+   * for all (a deadlock victim, a statement that failed) — then run the long
+   * way, one by one, which tells why.
    */
-  private async runAlone(request: AnyRequest): Promise<Settled<WriteAnswer>> {
+  private async runInOneMessage(batch: readonly AnyRequest[]): Promise<Settled<WriteAnswer>[]> {
+    let answers: (Settled<WriteAnswer> | undefined)[];
+    try {
+      answers = await this.inOneMessage(batch);
+    } catch (error) {
+      if (answersEveryWrite(error)) return batch.map(() => ({ ok: false, error: answerOf(error) }));
+      answers = batch.map(() => undefined);
+    }
+    const settled: Settled<WriteAnswer>[] = [];
+    for (const [i, request] of batch.entries()) settled.push(answers[i] ?? (await this.runLongWay(request)));
+    return settled;
+  }
+
+  private async eachLongWay(batch: readonly AnyRequest[]): Promise<Settled<WriteAnswer>[]> {
+    const settled: Settled<WriteAnswer>[] = [];
+    for (const request of batch) settled.push(await this.runLongWay(request));
+    return settled;
+  }
+
+  /** One write in its own transaction, the long way, run once more if it lost a race (a deadlock victim, a concurrent id). */
+  private async runLongWay(request: AnyRequest): Promise<Settled<WriteAnswer>> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const written = await this.inOneRoundTrip(request);
-        if (written) return { ok: true, value: written };
         const [settled] = await this.transaction([request]);
         if (!settled) throw new Error('ledger writer: a transaction answered no write');
         return settled;
@@ -153,35 +190,34 @@ export class LedgerWriter {
   }
 
   /**
-   * A lone keyed write of a kind that has `alone`: its BEGIN, its write, the
-   * statement that stores its answer's values under its key and its COMMIT
-   * in one message (Transaction.commitWith). Resolves to the answer — its
-   * own, or an earlier request's with the same key — or undefined when it
-   * did not write: then nothing was changed (its own claim of the key was
-   * deleted in the same transaction) and the caller runs it the long way,
-   * which tells why. Throws as `transaction` does.
+   * Keyed writes to distinct credit limits (one organization), of kinds
+   * that have `alone`, as ONE message: BEGIN, the claim of all their keys
+   * (in key order), each write (in the order of their limits, so that two
+   * such transactions lock limits in the same order) and the statement that
+   * stores its answer's values under its key, COMMIT (Transaction.commitWith).
+   * Resolves to each write's answer — its own, or an earlier request's with
+   * the same key — or undefined where it did not write: then nothing of it
+   * was changed (its claim was deleted in the same transaction) and it runs
+   * the long way. Throws as `transaction` does.
    */
-  private async inOneRoundTrip(request: AnyRequest): Promise<WriteAnswer | undefined> {
-    const { operation, idempotency } = request;
-    if (!idempotency || !operation.alone || !operation.renderStored) return undefined;
-    const claim = claimOf(request, this.options.idempotencyTtlHours);
-    const lone = operation.alone(claim);
-    const store = storeAnswerRow(lone.answerSelect, claim, lone.status);
+  private async inOneMessage(batch: readonly AnyRequest[]): Promise<(Settled<WriteAnswer> | undefined)[]> {
+    const ttlHours = this.options.idempotencyTtlHours;
+    const byLimit = batch.map((request, i) => ({ request, i })).sort((a, b) => (a.request.operation.lane < b.request.operation.lane ? -1 : 1));
+    const writes = byLimit.map(({ request }) => {
+      const claim = claimOf(request, ttlHours);
+      const lone = (request.operation.alone as NonNullable<AnyRequest['operation']['alone']>)(claim);
+      return { request, claim, lone, store: storeAnswerRow(lone.answerSelect, claim, lone.status) };
+    });
+    const orgId = batch[0]?.operation.orgId ?? '';
+    const statements = [claimKeysStatement(orgId, writes.map((write) => write.claim)), ...writes.flatMap((write) => [write.lone.write, write.store.statement])];
     const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
-    const [, stored] = await this.store.transaction((tx) => tx.commitWith([lone.write, store.statement]), { ...SYNCHRONOUS_STANDBY, budget });
-    const end = store.end(stored ?? []);
-    switch (end.kind) {
-      case 'stored': {
-        const { body, value } = operation.renderStored(end.row);
-        return { status: lone.status, body, replayed: false, value };
-      }
-      case 'replay':
-        return { status: end.status, body: replayBody(request, end.answer), replayed: true, value: undefined };
-      case 'reused':
-        throw keyReused();
-      case 'not-written':
-        return undefined;
-    }
+    const rows = await this.store.transaction((tx) => tx.commitWith(statements), { ...SYNCHRONOUS_STANDBY, budget });
+    const answers = new Array<Settled<WriteAnswer> | undefined>(batch.length);
+    writes.forEach(({ request, lone, store }, n) => {
+      const end = store.end(rows[2 + 2 * n] ?? []);
+      answers[byLimit[n]?.i ?? n] = settledOf(request, lone.status, end);
+    });
+    return answers;
   }
 
   private transaction(batch: readonly AnyRequest[]): Promise<Settled<WriteAnswer>[]> {
@@ -220,6 +256,38 @@ export class LedgerWriter {
       storeIdempotentResponsesAtCommit(tx, stored);
       return settled;
     }, { ...SYNCHRONOUS_STANDBY, budget });
+  }
+}
+
+/** Whether a write can go in one message (LedgerWriter.inOneMessage): a keyed write of a kind that has `alone`. */
+function fitsOneMessage(request: AnyRequest): boolean {
+  return request.idempotency !== undefined && request.operation.alone !== undefined && request.operation.renderStored !== undefined;
+}
+
+/** A write's answer from what the statement that ended it found; undefined: it did not write. */
+function settledOf(request: AnyRequest, status: number, end: LoneWriteEnd): Settled<WriteAnswer> | undefined {
+  switch (end.kind) {
+    case 'stored': {
+      const rendered = (request.operation.renderStored as NonNullable<AnyRequest['operation']['renderStored']>)(end.row);
+      // `value` read only by a caller that wants it (it may be computed on demand).
+      return {
+        ok: true,
+        value: {
+          status,
+          body: rendered.body,
+          replayed: false,
+          get value() {
+            return rendered.value;
+          },
+        },
+      };
+    }
+    case 'replay':
+      return { ok: true, value: { status: end.status, body: replayBody(request, end.answer), replayed: true, value: undefined } };
+    case 'reused':
+      return { ok: false, error: keyReused() };
+    case 'not-written':
+      return undefined;
   }
 }
 

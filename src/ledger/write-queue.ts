@@ -22,6 +22,12 @@ export interface QueuedWork<R, T> {
   laneOf(request: R): string;
   /** Requests with the same conflict key (Idempotency-Key) never share a batch; undefined: none. */
   conflictKeyOf(request: R): string | undefined;
+  /**
+   * Optional: requests of different lanes that may run in one transaction
+   * share a group (e.g. their organization); undefined: the request runs
+   * only with its own lane's.
+   */
+  groupOf?(request: R): string | undefined;
   /** Runs the requests in one transaction (or, if it fails, as the writer decides); settles each. Never throws. */
   run(batch: readonly R[]): Promise<Settled<T>[]>;
   /** The refusal of a request that arrives when its wait is estimated at `waitMs`, over the bound. */
@@ -54,8 +60,10 @@ const SMOOTHING = 0.2;
  * writes that arrive while it runs wait, then run together (up to maxBatch,
  * in arrival order, never two with one conflict key). Across lanes, at most
  * `concurrency` transactions at once; lanes with writes ready take turns in
- * the order they became ready. A write that finds its lane idle and a slot
- * free runs at once.
+ * the order they became ready, and lone writes of one group waiting for a
+ * slot go together in one (joinLoneWrites). A write that finds its lane idle
+ * and a slot free runs at the end of the event loop's turn, with the writes
+ * that arrived in the same turn (schedulePump).
  *
  * Capacity, not a clock, decides refusals: on arrival the wait before the
  * write's transaction starts is estimated from the batches ahead of it (in
@@ -72,12 +80,15 @@ export class WriteQueue<R, T> {
   private waitingCount = 0;
   private transactionMs = FIRST_ESTIMATE_MS;
   private refusedCount = 0;
+  private pumpScheduled = false;
 
   constructor(
     private readonly work: QueuedWork<R, T>,
     private readonly options: WriteQueueOptions,
     /** The clock (ms): a test's own, to measure transactions and waits without wall-clock time. */
     private readonly now: () => number = () => performance.now(),
+    /** Runs `start` once this turn of the event loop is over (schedulePump); a test's own runs it at once. */
+    private readonly later: (start: () => void) => void = setImmediate,
   ) {
     for (const [name, value] of Object.entries(options)) {
       if (!Number.isInteger(value) || value < 1) throw new RangeError(`write queue: ${name} must be a positive integer, got ${value}`);
@@ -112,7 +123,7 @@ export class WriteQueue<R, T> {
       this.waitingCount += 1;
       if (!target.running && target.queue.length === 1) {
         this.ready.push(target);
-        this.pump();
+        this.schedulePump();
       }
     });
   }
@@ -131,6 +142,23 @@ export class WriteQueue<R, T> {
     return (batchesAhead * turn + slotWait) * this.transactionMs;
   }
 
+  /**
+   * Starts the lanes that became ready once this turn of the event loop has
+   * taken in every request that arrived with this one (the sockets one poll
+   * of the event loop found readable): writes that arrive together then go
+   * together (joinLoneWrites) — one transaction and one round trip for
+   * them — where starting each at once gave each its own. The wait is that
+   * of the rest of the turn, not a timer.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    this.later(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
   private pump(): void {
     while (this.inFlight < this.options.concurrency) {
       const lane = this.ready.shift();
@@ -142,7 +170,9 @@ export class WriteQueue<R, T> {
   private start(lane: Lane<R, T>): void {
     const batch = this.take(lane);
     if (batch.length === 0) return this.settleLane(lane);
-    lane.running = true;
+    const lanes = [lane];
+    if (batch.length === 1) this.joinLoneWrites(batch, lanes);
+    for (const running of lanes) running.running = true;
     this.inFlight += 1;
     const started = this.now();
     void this.work.run(batch.map((waiting) => waiting.request)).then(
@@ -153,20 +183,58 @@ export class WriteQueue<R, T> {
           else if (outcome.ok) waiting.resolve(outcome.value);
           else waiting.reject(outcome.error);
         });
-        this.finish(lane, started);
+        this.finish(lanes, started);
       },
       (error: unknown) => {
         for (const waiting of batch) waiting.reject(error);
-        this.finish(lane, started);
+        this.finish(lanes, started);
       },
     );
   }
 
-  private finish(lane: Lane<R, T>, started: number): void {
+  /**
+   * A lone write about to start takes with it, into its transaction, the
+   * lone writes of other lanes waiting for a slot in the same group (up to
+   * maxBatch, never two with one conflict key): when the slots are all
+   * busy, the writes that wait for one go together, one transaction — one
+   * round trip — instead of one each. Only lanes with a single write
+   * waiting (a busy lane batches its own), which then run as part of it.
+   */
+  private joinLoneWrites(batch: Waiting<R, T>[], lanes: Lane<R, T>[]): void {
+    const [first] = batch;
+    const group = first && this.work.groupOf?.(first.request);
+    if (group === undefined || this.ready.length === 0) return;
+    const now = this.now();
+    const keys = new Set([this.work.conflictKeyOf((first as Waiting<R, T>).request)]);
+    for (let i = 0; i < this.ready.length && batch.length < this.options.maxBatch; ) {
+      const lane = this.ready[i] as Lane<R, T>;
+      const [head] = lane.queue;
+      if (
+        !head ||
+        lane.queue.length !== 1 ||
+        now - head.since > this.options.maxWaitMs ||
+        this.work.groupOf?.(head.request) !== group ||
+        keys.has(this.work.conflictKeyOf(head.request))
+      ) {
+        i += 1;
+        continue;
+      }
+      this.ready.splice(i, 1);
+      lane.queue.shift();
+      this.waitingCount -= 1;
+      keys.add(this.work.conflictKeyOf(head.request));
+      batch.push(head);
+      lanes.push(lane);
+    }
+  }
+
+  private finish(lanes: readonly Lane<R, T>[], started: number): void {
     this.transactionMs += SMOOTHING * (this.now() - started - this.transactionMs);
-    lane.running = false;
     this.inFlight -= 1;
-    this.settleLane(lane);
+    for (const lane of lanes) {
+      lane.running = false;
+      this.settleLane(lane);
+    }
     this.pump();
   }
 

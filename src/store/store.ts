@@ -79,10 +79,10 @@ export interface Transaction extends Queryable {
   commitWith(statements: readonly Statement[]): Promise<unknown[][]>;
 }
 
-/** A fixed statement text and its parameters (text, numbers, NULL). */
+/** A fixed statement text and its parameters (text, numbers, NULL, and arrays of them). */
 export interface Statement {
   readonly sql: string;
-  readonly params: readonly (string | number | null)[];
+  readonly params: readonly unknown[];
 }
 
 export type StoreKind = 'postgres' | 'pglite';

@@ -50,7 +50,7 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     const answer = await write();
     return { answer, messages: sent };
   };
-  const ONE_MESSAGE = /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); COMMIT$/s;
+  const ONE_MESSAGE = /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); COMMIT$/s;
 
   it('stores a 201 as the values it was rendered from; a replay renders them byte for byte, the limit as the write left it', async () => {
     const uid = await newLimit('1000.00');
@@ -126,6 +126,76 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
       for (const message of [...written.messages, ...replayed.messages]) expect(message).not.toMatch(/EXECUTE|; COMMIT/);
     }
     expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '3.00', entries: 2 });
+  });
+
+  /** A writer with one transaction slot on a store that counts its transactions. */
+  const oneSlotWriter = () => {
+    const counter = { transactions: 0 };
+    const inner = store();
+    const counted = { ...inner, transaction: ((fn, options) => ((counter.transactions += 1), inner.transaction(fn, options))) as typeof inner.transaction };
+    const writes = new LedgerWriter(counted, {
+      idempotencyTtlHours: 24,
+      problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)),
+      queue: { concurrency: 1 },
+    });
+    return { writes, counter };
+  };
+  const outcomeOf = (answer: PromiseSettledResult<WriteAnswer>) =>
+    answer.status === 'fulfilled' ? { status: answer.value.status, replayed: answer.value.replayed } : { error: (answer.reason as { code?: string }).code };
+
+  it('runs lone writes to other limits that arrive together in one transaction, each answered as if alone', async () => {
+    const [a, b, c, full, other] = [await newLimit('100.00'), await newLimit('100.00'), await newLimit('100.00'), await newLimit('10.00', '10.00'), await newLimit('100.00')];
+    const { writes, counter } = oneSlotWriter();
+    await writes.write(request(a, 'drawdown', '1.00', 'join-warm'));
+    sent = [];
+    counter.transactions = 0;
+    // They arrive in one turn of the event loop, which ends before any starts: the lone writes to a, c, b and
+    // `full` go together (the write that reuses b's key does not join them: it would claim one key twice).
+    const answers = await Promise.allSettled([
+      writes.write(request(a, 'drawdown', '2.00', 'join-a')),
+      writes.write(request(c, 'drawdown', '3.00', 'join-c')),
+      writes.write(request(b, 'drawdown', '5.00', 'join-b')),
+      writes.write(request(full, 'drawdown', '1.00', 'join-full')),
+      writes.write(request(other, 'drawdown', '4.00', 'join-b')),
+    ]);
+    expect(answers.map(outcomeOf)).toEqual([
+      { status: 201, replayed: false },
+      { status: 201, replayed: false },
+      { status: 201, replayed: false },
+      { status: 409, replayed: false },
+      { error: 'idempotency_key_reused' },
+    ]);
+    // a, c, b and `full` together; `full` again the long way (refused: it tells why, and stores it); the reused key.
+    expect(counter.transactions).toBe(3);
+    if (folds) {
+      const joined = sent.find((message) => message.match(/EXECUTE/g)?.length === 9);
+      expect(joined, 'the four lone writes went as one message: the claim, then a write and its answer each').toMatch(/^BEGIN; SET LOCAL synchronous_commit = remote_apply; (EXECUTE s_[0-9a-f]+\(.*\); ){9}COMMIT$/s);
+      // Each write in the order of its limit: one lock order for every such transaction.
+      const limitsInOrder = [...(joined ?? '').matchAll(/EXECUTE s_[0-9a-f]+\('\d+', '(cl_[^']+)'/g)].map((match) => match[1]);
+      expect(limitsInOrder).toEqual([a, b, c, full].sort());
+    }
+    for (const [uid, outstanding, entries] of [[a, '3.00', 2], [b, '5.00', 1], [c, '3.00', 1], [full, '10.00', 0], [other, '0.00', 0]] as const) {
+      expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding, entries });
+    }
+    expect((await storedAnswer('join-full'))?.body).toContain('insufficient_balance');
+  });
+
+  it('runs every write of a joined transaction again alone when one of its statements fails: the others succeed once', async () => {
+    const [a, good, bad] = [await newLimit('100.00'), await newLimit('100.00'), await newLimit('100.00', '50.00')];
+    const { writes, counter } = oneSlotWriter();
+    counter.transactions = 0;
+    const answers = await Promise.allSettled([
+      writes.write(request(a, 'drawdown', '1.00', 'fail-join-a')),
+      writes.write(request(good, 'drawdown', '2.00', 'fail-join-good')),
+      // No route sends this (the body check refuses it); the ledger's CHECK does too, and fails the statement.
+      writes.write(request(bad, 'repayment', '0.00', 'fail-join-bad')),
+    ]);
+    expect(answers.map(outcomeOf)).toEqual([{ status: 201, replayed: false }, { status: 201, replayed: false }, { error: '23514' }]);
+    // a, good and bad together, which failed; then each alone.
+    expect(counter.transactions).toBe(4);
+    expect(await ledgerState(store(), writer().org.id, good)).toEqual({ outstanding: '2.00', entries: 1 });
+    expect(await ledgerState(store(), writer().org.id, bad)).toEqual({ outstanding: '50.00', entries: 0 });
+    expect(await storedAnswer('fail-join-bad')).toBeUndefined();
   });
 
   it.runIf(folds)('answers 503 (nothing ran), not 504, when a statement of the one message fails: the server skipped its COMMIT', async () => {

@@ -4,6 +4,8 @@ import { WriteQueue, type Settled, type WriteQueueOptions } from '../../src/ledg
 interface Req {
   readonly lane: string;
   readonly key: string;
+  /** Lone writes of one group may run together (QueuedWork.groupOf). */
+  readonly group?: string;
 }
 
 class Overloaded extends Error {}
@@ -12,11 +14,14 @@ class WaitedTooLong extends Error {}
 /** A queue over fake transactions the test ends one by one, on a clock of the test's own. */
 function fakeQueue(options: Partial<WriteQueueOptions> = {}) {
   let clock = 0;
+  let holdTurn = false;
+  const turns: (() => void)[] = [];
   const runs: { keys: string[]; end: () => Promise<void> }[] = [];
   const queue = new WriteQueue<Req, string>(
     {
       laneOf: (r) => r.lane,
       conflictKeyOf: (r) => r.key,
+      groupOf: (r) => r.group,
       run: (batch) =>
         new Promise<Settled<string>[]>((resolve) => {
           runs.push({
@@ -32,6 +37,8 @@ function fakeQueue(options: Partial<WriteQueueOptions> = {}) {
     },
     { maxBatch: 32, concurrency: 4, maxWaitMs: 5000, ...options },
     () => clock,
+    // The end of the event loop's turn, when the test says (runTurn); at once unless it asks to hold it.
+    (start) => (holdTurn ? turns.push(start) : start()),
   );
   const settle = (request: Req) => queue.run(request).then((value) => value, (error: Error) => error.message);
   return {
@@ -39,6 +46,9 @@ function fakeQueue(options: Partial<WriteQueueOptions> = {}) {
     runs,
     settle,
     advance: (ms: number) => (clock += ms),
+    /** From now on, lanes start only when runTurn ends the event loop's turn. */
+    holdTurns: () => (holdTurn = true),
+    runTurn: () => turns.splice(0).forEach((start) => start()),
     /** Ends the oldest transaction still running. */
     endNext: async () => {
       const next = runs.find((run) => !('ended' in run));
@@ -83,6 +93,45 @@ describe('WriteQueue', () => {
     await endNext();
     expect(await Promise.all(answers)).toEqual(['done a1', 'done b1', 'done c1', 'done d1']);
     expect(queue.stats).toMatchObject({ inFlight: 0, waiting: 0, overloaded: 0 });
+  });
+
+  it('runs lone writes of one group waiting for a slot together: never two with one key, nor a lane with more waiting, nor another group', async () => {
+    const { runs, settle, endNext, queue } = fakeQueue({ concurrency: 1, maxBatch: 4 });
+    const answers = [
+      { lane: 'a', key: 'a1', group: 'org1' },
+      { lane: 'b', key: 'b1', group: 'org1' },
+      { lane: 'c', key: 'c1', group: 'org1' },
+      { lane: 'c', key: 'c2', group: 'org1' },
+      { lane: 'd', key: 'b1', group: 'org1' },
+      { lane: 'e', key: 'e1', group: 'org2' },
+      { lane: 'f', key: 'f1' },
+      { lane: 'g', key: 'g1', group: 'org1' },
+      { lane: 'h', key: 'h1', group: 'org1' },
+      { lane: 'i', key: 'i1', group: 'org1' },
+    ].map((request) => settle(request));
+    expect(runs.map((run) => run.keys)).toEqual([['a1']]);
+    await endNext();
+    // b takes g, h and i (up to maxBatch), not c (two waiting), d (b's key), e (another group) or f (none).
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['b1', 'g1', 'h1', 'i1']]);
+    expect(queue.stats).toMatchObject({ inFlight: 1 });
+    for (let i = 0; i < 5; i += 1) await endNext();
+    expect(runs.map((run) => run.keys).slice(2)).toEqual([['c1', 'c2'], ['b1'], ['e1'], ['f1']]);
+    expect(await Promise.all(answers)).toEqual(['a1', 'b1', 'c1', 'c2', 'b1', 'e1', 'f1', 'g1', 'h1', 'i1'].map((key) => `done ${key}`));
+    expect(queue.busyLanes).toBe(0);
+  });
+
+  it('starts writes at the end of the event loop’s turn: lone writes of one group that arrived in it go together, though slots are free', async () => {
+    const { runs, settle, endNext, holdTurns, runTurn, queue } = fakeQueue({ concurrency: 4 });
+    holdTurns();
+    const answers = ['a', 'b', 'c'].map((lane) => settle({ lane, key: `${lane}1`, group: 'org1' }));
+    answers.push(settle({ lane: 'd', key: 'd1' }));
+    expect(runs).toEqual([]);
+    expect(queue.stats).toMatchObject({ waiting: 4, inFlight: 0 });
+    runTurn();
+    expect(runs.map((run) => run.keys)).toEqual([['a1', 'b1', 'c1'], ['d1']]);
+    await endNext();
+    await endNext();
+    expect(await Promise.all(answers)).toEqual(['done a1', 'done b1', 'done c1', 'done d1']);
   });
 
   it('refuses a write on arrival, before it waits, when its queue cannot reach the database within maxWaitMs, and says how long it would wait', async () => {

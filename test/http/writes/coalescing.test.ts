@@ -114,9 +114,9 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
     }));
     const writes = writerOn(counted.store());
     const before = counted.transactions();
-    // Submitted in this order in one tick: the first runs alone, the other 39 queue behind it (32 + 7).
+    // Submitted in this order in one tick, they start together when it ends: 32, then the other 8.
     const answers = await Promise.allSettled(steps.map((step, i) => writes.write(request(coalesced, step.kind, step.amount, `seq-c-${i}`))));
-    expect(counted.transactions() - before).toBe(3);
+    expect(counted.transactions() - before).toBe(2);
     expect(writes.busyLanes).toBe(0);
 
     const oneByOne: PromiseSettledResult<WriteAnswer>[] = [];
@@ -176,9 +176,8 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
       writes.write(request(uid, 'repayment', '1.00', 'fail-3')),
       writes.write(request(uid, 'drawdown', '8.00', 'fail-4')),
     ]);
-    // The leader, the batch that rolled back, then each of its four alone — the future one twice: in one
-    // round trip, which wrote nothing, then the long way, which tells why.
-    expect(counted.transactions() - before).toBe(7);
+    // The five, submitted in one tick, in one batch, which rolled back; then each alone.
+    expect(counted.transactions() - before).toBe(6);
     expect(answers.map(outcomeOf)).toEqual([
       { status: 201, outstanding: '1.00', replayed: false },
       { status: 201, outstanding: '3.00', replayed: false },
@@ -204,7 +203,7 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
     // The batch's third statement (after its keys' claim and its first write, not committed) fails.
     counted.failQuery(3);
     const answers = await Promise.allSettled([leader, ...queued]);
-    // The leader, the batch that failed, then each of its four alone.
+    // The five, submitted in one tick, in one batch, which failed; then each alone.
     expect(counted.transactions() - before).toBe(6);
     expect(answers.map(outcomeOf)).toEqual(['1.00', '2.00', '4.00', '7.00', '11.00'].map((outstanding) => ({ status: 201, outstanding, replayed: false })));
     expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '11.00', entries: 5 });
@@ -222,8 +221,8 @@ describeEachStore('coalesced writes to one limit', (store, kind) => {
       writes.write(request(uid, 'drawdown', '5.00', 'dup-1')),
       writes.write(request(uid, 'drawdown', '4.00', 'dup-3')),
     ]);
-    // dup-0 alone; [dup-1, dup-2]; the second dup-1 alone (the third would repeat its key); [dup-1 (5.00), dup-3].
-    expect(counted.transactions() - before).toBe(4);
+    // [dup-0, dup-1, dup-2]; the second dup-1 alone (the third would repeat its key); [dup-1 (5.00), dup-3].
+    expect(counted.transactions() - before).toBe(3);
     expect(answers.map(outcomeOf)).toEqual([
       { status: 201, outstanding: '1.00', replayed: false },
       { status: 201, outstanding: '3.00', replayed: false },
