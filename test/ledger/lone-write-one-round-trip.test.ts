@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it } from 'vitest';
 import { problemDocument } from '../../src/http/problem.js';
 import { entryOperation, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind, type LedgerResult, type LedgerWriteRequest, type WriteAnswer } from '../../src/ledger/index.js';
 import { creditLimits } from '../../src/resources/credit-limits.js';
 import { TransactionInterruptedError } from '../../src/store/transaction-interrupted.js';
+import { recordPgMessages } from '../helpers/pg-messages.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { ledgerState, useWriter } from '../helpers/writes.js';
 
@@ -14,21 +15,7 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
   const { writer, newLimit } = useWriter(store);
   const folds = kind === 'postgres' && process.env.DATABASE_PREPARED_STATEMENTS !== 'false';
 
-  let sent: string[] = [];
-  beforeAll(() => {
-    const query = pg.Client.prototype.query;
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const [config] = args;
-      sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
-      return (query as (...a: unknown[]) => unknown).apply(this, args) as never;
-    });
-  });
-  afterEach(() => {
-    sent = [];
-  });
-  afterAll(() => {
-    vi.restoreAllMocks();
-  });
+  const messages = recordPgMessages();
 
   const writerOn = () =>
     new LedgerWriter(store(), { idempotencyTtlHours: 24, problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)) });
@@ -46,9 +33,9 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
   };
   /** The messages one write sent to PostgreSQL (none on PGlite). */
   const messagesOf = async (write: () => Promise<WriteAnswer>) => {
-    sent = [];
+    messages.reset();
     const answer = await write();
-    return { answer, messages: sent };
+    return { answer, messages: [...messages.sent()] };
   };
   const ONE_MESSAGE = /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); COMMIT$/s;
 
@@ -147,7 +134,7 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     const [a, b, c, full, other] = [await newLimit('100.00'), await newLimit('100.00'), await newLimit('100.00'), await newLimit('10.00', '10.00'), await newLimit('100.00')];
     const { writes, counter } = oneSlotWriter();
     await writes.write(request(a, 'drawdown', '1.00', 'join-warm'));
-    sent = [];
+    messages.reset();
     counter.transactions = 0;
     // They arrive in one turn of the event loop, which ends before any starts: the lone writes to a, c, b and
     // `full` go together (the write that reuses b's key does not join them: it would claim one key twice).
@@ -168,7 +155,7 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     // a, c, b and `full` together; `full` again the long way (refused: it tells why, and stores it); the reused key.
     expect(counter.transactions).toBe(3);
     if (folds) {
-      const joined = sent.find((message) => message.match(/EXECUTE/g)?.length === 9);
+      const joined = messages.sent().find((message) => message.match(/EXECUTE/g)?.length === 9);
       expect(joined, 'the four lone writes went as one message: the claim, then a write and its answer each').toMatch(/^BEGIN; SET LOCAL synchronous_commit = remote_apply; (EXECUTE s_[0-9a-f]+\(.*\); ){9}COMMIT$/s);
       // Each write in the order of its limit: one lock order for every such transaction.
       const limitsInOrder = [...(joined ?? '').matchAll(/EXECUTE s_[0-9a-f]+\('\d+', '(cl_[^']+)'/g)].map((match) => match[1]);

@@ -1,6 +1,6 @@
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres-store.js';
+import { recordPgMessages } from '../helpers/pg-messages.js';
 
 // A write transaction's first statement travels with its BEGIN (QueryOptions.sendWithBegin): one round trip
 // less per write. A prepared statement is folded only once the connection has prepared it, as EXECUTE of
@@ -12,21 +12,7 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a transactio
   const PARAMS = ["it's \\ a 'test'", null, 41, '1200.50', ['a', 'b "c"', 'd'], '101'];
   const EXPECTED = { quoted: "it's \\ a 'test'", missing: null, next: 42, amount: '1200.50', items: 3, second: 'b "c"', org: '101' };
 
-  let sent: string[] = [];
-  beforeAll(() => {
-    const query = pg.Client.prototype.query;
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const [config] = args;
-      sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
-      return (query as (...a: unknown[]) => unknown).apply(this, args) as never;
-    });
-  });
-  afterEach(() => {
-    sent = [];
-  });
-  afterAll(() => {
-    vi.restoreAllMocks();
-  });
+  const messages = recordPgMessages();
 
   const firstStatement = (store: PostgresStore, options: { prepare?: boolean }) =>
     store.transaction(async (tx) => {
@@ -38,12 +24,12 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a transactio
     const store = new PostgresStore(postgresUrl ?? '', { poolSize: 1 });
     try {
       expect(await firstStatement(store, { prepare: true })).toEqual(EXPECTED);
-      expect(sent).toEqual(['BEGIN', STATEMENT, 'COMMIT']);
-      sent = [];
+      expect(messages.sent()).toEqual(['BEGIN', STATEMENT, 'COMMIT']);
+      messages.reset();
       expect(await firstStatement(store, { prepare: true })).toEqual(EXPECTED);
-      expect(sent).toHaveLength(2);
-      expect(sent[0]).toMatch(/^BEGIN; EXECUTE s_[0-9a-f]+\( ?E'it''s .*', NULL, 41, '1200\.50', .*, '101'\)$/);
-      expect(sent[1]).toBe('COMMIT');
+      expect(messages.sent()).toHaveLength(2);
+      expect(messages.sent()[0]).toMatch(/^BEGIN; EXECUTE s_[0-9a-f]+\( ?E'it''s .*', NULL, 41, '1200\.50', .*, '101'\)$/);
+      expect(messages.sent()[1]).toBe('COMMIT');
     } finally {
       await store.close();
     }
@@ -53,9 +39,9 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a transactio
     const store = new PostgresStore(postgresUrl ?? '', { poolSize: 1, namedStatements: false });
     try {
       for (let run = 0; run < 2; run += 1) {
-        sent = [];
+        messages.reset();
         expect(await firstStatement(store, { prepare: true })).toEqual(EXPECTED);
-        expect(sent).toEqual(['BEGIN', STATEMENT, 'COMMIT']);
+        expect(messages.sent()).toEqual(['BEGIN', STATEMENT, 'COMMIT']);
       }
     } finally {
       await store.close();
@@ -66,8 +52,8 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a transactio
     const store = new PostgresStore(postgresUrl ?? '', { poolSize: 1 });
     try {
       expect(await firstStatement(store, {})).toEqual(EXPECTED);
-      expect(sent).toHaveLength(2);
-      expect(sent[0]).toMatch(/^BEGIN; SELECT +E'it''s .*'::text AS quoted, NULL::text AS missing, 41::int \+ 1 AS next/);
+      expect(messages.sent()).toHaveLength(2);
+      expect(messages.sent()[0]).toMatch(/^BEGIN; SELECT +E'it''s .*'::text AS quoted, NULL::text AS missing, 41::int \+ 1 AS next/);
     } finally {
       await store.close();
     }
