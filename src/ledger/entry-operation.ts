@@ -151,7 +151,7 @@ function loneEntry(limits: LimitView, write: EntryWrite, claim: ClaimRequest): L
         to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, e.key_id AS entry_key_id, e.reference AS entry_reference,
         to_char(e.recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at, ${limits.columns}
        FROM ledger_entries e JOIN credit_limits t ON t.org_id = e.org_id AND t.id = e.limit_id
-      WHERE e.org_id = $1 AND e.id = $2`;
+      WHERE e.org_id = $1 AND t.org_id = $1 AND e.id = $2`;
     loneStatements.set(limits, (texts = { drawdown: writeText('drawdown'), repayment: writeText('repayment'), answer }));
   }
   return {
