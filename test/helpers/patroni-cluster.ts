@@ -77,14 +77,25 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
   const asPostgres = (binary: string, args: string[]): [string, string[]] =>
     ids ? ['runuser', ['-u', 'postgres', '--', binary, ...args]] : [binary, args];
 
-  const etcdClient = await freePort();
-  const etcdPeer = await freePort();
+  // The kernel may hand a port that was just closed out again: a REST API once got its member's PostgreSQL
+  // port, and that PostgreSQL never started. Every port of the cluster is distinct.
+  const taken = new Set<number>();
+  const port = async (): Promise<number> => {
+    for (;;) {
+      const free = await freePort();
+      if (taken.has(free)) continue;
+      taken.add(free);
+      return free;
+    }
+  };
+  const etcdClient = await port();
+  const etcdPeer = await port();
   const members: PatroniMemberLayout[] = [];
   for (const name of ['pg1', 'pg2', 'pg3']) {
     members.push({
       name,
-      postgres: { host: '127.0.0.1', port: await freePort() },
-      rest: { host: '127.0.0.1', port: await freePort() },
+      postgres: { host: '127.0.0.1', port: await port() },
+      rest: { host: '127.0.0.1', port: await port() },
       dataDir: path.join(dir, name),
     });
   }
@@ -93,7 +104,7 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
     etcd: [`127.0.0.1:${etcdClient}`],
     binDir,
     members,
-    haproxy: { host: '127.0.0.1', primary: await freePort(), sync: await freePort(), replica: await freePort() },
+    haproxy: { host: '127.0.0.1', primary: await port(), sync: await port(), replica: await port() },
     testing: { socketDir: dir, pgpassDir: dir },
   };
 
@@ -129,25 +140,46 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
         '--log-level=warn',
       ]),
     );
-  startEtcd();
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${etcdClient}/health`)).ok, 30_000, 'etcd healthy');
-
-  for (const member of members) {
-    const file = path.join(dir, `${member.name}.yml`);
-    await writeFile(file, patroniYaml(layout, member));
-    if (ids) await chown(file, ids.uid, ids.gid);
-  }
   const startPatroni = (name: string) => spawnLogged(name, asPostgres('/usr/bin/patroni', [path.join(dir, `${name}.yml`)]));
-  // The first member bootstraps the cluster; the others clone it once it leads.
-  startPatroni('pg1');
   const restUrls = members.map((m) => `http://${m.rest.host}:${m.rest.port}`);
-  await waitFor(async () => (await fetch(`${restUrls[0]}/primary`)).status === 200, 120_000, 'pg1 leading');
-  startPatroni('pg2');
-  startPatroni('pg3');
+  const postmasterPid = async (name: string) =>
+    Number((await readFile(path.join(dir, name, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  /** Every process of the cluster killed (PostgreSQL's own too: they outlive Patroni), its directory deleted. */
+  const destroy = async () => {
+    for (const child of children.values()) if (child.pid) signalTree(child.pid, 'SIGCONT');
+    for (const [key, child] of children) if (key !== 'etcd' && child.pid) signalTree(child.pid, 'SIGKILL');
+    for (const member of members) {
+      await postmasterPid(member.name)
+        .then((pid) => signalTree(pid, 'SIGKILL'))
+        .catch(() => {});
+    }
+    const etcd = children.get('etcd');
+    if (etcd?.pid) signalTree(etcd.pid, 'SIGKILL');
+    await sleep(500);
+    await rm(dir, { recursive: true, force: true });
+  };
 
-  const haproxyFile = path.join(dir, 'haproxy.cfg');
-  await writeFile(haproxyFile, haproxyConfig(layout));
-  spawnLogged('haproxy', ['/usr/sbin/haproxy', ['-f', haproxyFile, '-db']]);
+  try {
+    startEtcd();
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${etcdClient}/health`)).ok, 30_000, 'etcd healthy');
+    for (const member of members) {
+      const file = path.join(dir, `${member.name}.yml`);
+      await writeFile(file, patroniYaml(layout, member));
+      if (ids) await chown(file, ids.uid, ids.gid);
+    }
+    // The first member bootstraps the cluster; the others clone it once it leads.
+    startPatroni('pg1');
+    await waitFor(async () => (await fetch(`${restUrls[0]}/primary`)).status === 200, 120_000, 'pg1 leading');
+    startPatroni('pg2');
+    startPatroni('pg3');
+    const haproxyFile = path.join(dir, 'haproxy.cfg');
+    await writeFile(haproxyFile, haproxyConfig(layout));
+    spawnLogged('haproxy', ['/usr/sbin/haproxy', ['-f', haproxyFile, '-db']]);
+  } catch (error) {
+    // A cluster that never came up leaves nothing running either.
+    await destroy();
+    throw error;
+  }
 
   const state = async (): Promise<ClusterMemberState[]> => {
     for (const url of restUrls) {
@@ -160,8 +192,6 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
     }
     throw new Error('no Patroni member answers /cluster');
   };
-  const postmasterPid = async (name: string) =>
-    Number((await readFile(path.join(dir, name, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const patronictlConfig = path.join(dir, 'pg1.yml');
 
   /** A key of the cluster's in etcd's v2 store (Patroni's `etcd:` client): its value, or deleted. */
@@ -247,19 +277,7 @@ export async function startPatroniCluster(binDir: string, logs: (line: string) =
       const { stdout } = await run(command, commandArgs, { timeout: 60_000 });
       return stdout;
     },
-    destroy: async () => {
-      for (const child of children.values()) if (child.pid) signalTree(child.pid, 'SIGCONT');
-      for (const [key, child] of children) if (key !== 'etcd' && child.pid) signalTree(child.pid, 'SIGKILL');
-      for (const member of members) {
-        await postmasterPid(member.name)
-          .then((pid) => signalTree(pid, 'SIGKILL'))
-          .catch(() => {});
-      }
-      const etcd = children.get('etcd');
-      if (etcd?.pid) signalTree(etcd.pid, 'SIGKILL');
-      await sleep(500);
-      await rm(dir, { recursive: true, force: true });
-    },
+    destroy,
   };
   return cluster;
 }

@@ -99,8 +99,14 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
   };
 
   beforeAll(async () => {
-    cluster = await startPatroniCluster(binDir ?? '', note);
-    await cluster.healthy();
+    try {
+      cluster = await startPatroniCluster(binDir ?? '', note);
+      await cluster.healthy();
+    } catch (error) {
+      // Without PATRONI_TEST_LOG (CI), the cluster's last words are the only clue to why it never came up.
+      const tail = log.slice(-120).join('\n');
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- the cluster's last ${Math.min(log.length, 120)} log lines ---\n${tail}`, { cause: error });
+    }
     const store = new PostgresStore(cluster.urls.primary, { poolSize: 2 });
     await migrate(store);
     const tenant = await createTenant(store, 'Patroni Lender', 'write');
