@@ -1,9 +1,9 @@
 import type { Queryable, Statement, Transaction } from '../store/store.js';
 
 /**
- * A stored answer: its text, or (a write that ran alone in one round trip,
- * storeAnswerRowStatement) the values it was rendered from, which the
- * operation renders again (LedgerOperation.renderStored).
+ * A stored answer: its text, or (a write sent in one message, storeAnswerRow)
+ * the values it was rendered from, which the operation renders again
+ * (LedgerOperation.renderStored).
  */
 export type StoredAnswer = { readonly body: string } | { readonly row: Record<string, unknown> };
 

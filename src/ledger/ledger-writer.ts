@@ -71,7 +71,8 @@ type AnyRequest = LedgerWriteRequest<unknown>;
  *
  * - Queueing: WriteQueue (one transaction per lane at a time, writes queued
  *   behind it run together, a bounded number of transactions per process,
- *   lone writes to other limits that wait for one of them go together,
+ *   lone writes to other limits that arrive together or wait for a slot
+ *   go together,
  *   refusal on arrival when the wait would exceed the bound).
  * - One transaction per batch: BEGIN; every Idempotency-Key of the batch
  *   claimed in one statement, in key order, before any row lock (no
