@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planOf, REFERENCE_TABLES } from '../../src/store/citus-distribution.js';
+import { RESOURCES } from '../../src/resources/index.js';
 import type { QueryOptions, Store, Transaction } from '../../src/store/store.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { checkStatement, loadParser, temporaryTablesCreatedBy, type ShardingContext } from './sharding-rules.js';
@@ -84,7 +85,7 @@ describeEachStore('sharding-ready schema and statements', (store) => {
     const plan = await planOf(store());
     expect(plan.filter((p) => p.placement === 'reference').map((p) => p.table)).toEqual(REFERENCE_TABLES);
     expect(plan.filter((p) => p.placement === 'distributed').map((p) => p.table)).toEqual(
-      expect.arrayContaining(['payment_methods', 'credit_limits', 'entities', 'ledger_entries', 'row_counts', 'idempotency_keys']),
+      expect.arrayContaining([...RESOURCES.map((resource) => resource.table), 'row_counts', 'idempotency_keys']),
     );
   });
 
