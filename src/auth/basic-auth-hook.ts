@@ -3,6 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import type { Queryable } from '../store/store.js';
 import type { AuthCache } from './auth-cache.js';
 import { authenticate, parseBasicAuthorization, type AuthContext } from './authenticate.js';
+import { WWW_AUTHENTICATE } from './www-authenticate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,8 +11,6 @@ declare module 'fastify' {
     auth?: AuthContext;
   }
 }
-
-export const WWW_AUTHENTICATE = 'Basic realm="lending-api", charset="UTF-8"';
 
 export function unauthorized(): ApiError {
   return new ApiError(

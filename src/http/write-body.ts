@@ -1,7 +1,7 @@
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { ApiError, type ParamError } from '../domain/errors.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
-import { parseAmount } from '../ledger/amount.js';
+import { parseAmount } from '../domain/amount.js';
 import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
 import { formatMicros, parseTimestamp } from '../domain/timestamp.js';
 

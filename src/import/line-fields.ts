@@ -1,5 +1,5 @@
-import type { DecimalRules } from '../ledger/parse-decimal.js';
-import { parseDecimal } from '../ledger/parse-decimal.js';
+import type { DecimalRules } from '../domain/decimal.js';
+import { parseDecimal } from '../domain/decimal.js';
 import { formatMicros, nowMicros, parseTimestamp } from '../domain/timestamp.js';
 import { truncate } from '../domain/truncate.js';
 import { isActiveCurrency } from '../domain/currencies.js';

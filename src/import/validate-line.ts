@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AMOUNT_RULES } from '../ledger/amount.js';
+import { AMOUNT_RULES } from '../domain/amount.js';
 import { LEDGER_KINDS, newLedgerId, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ImportField } from '../listing/resource-definition.js';
 import { truncate } from '../domain/truncate.js';

@@ -1,6 +1,5 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { serializeRecord } from '../listing/serialize.js';
-import { selectList } from '../listing/sql.js';
+import { selectList, serializeRecord } from '../listing/record-rendering.js';
 import type { LedgerEntryInput, LedgerKind } from './ledger-entry.js';
 
 /* A drawdown's or repayment's answer: what the write was, what it recorded, and its 201 body (the entry and the limit after it). */

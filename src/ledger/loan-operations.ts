@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiError, type ParamError } from '../domain/errors.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { serializeRecord, type ApiRecord } from '../listing/serialize.js';
-import { selectList } from '../listing/sql.js';
+import { selectList, serializeRecord, type ApiRecord } from '../listing/record-rendering.js';
 import type { Queryable } from '../store/store.js';
 import { newLedgerId } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';

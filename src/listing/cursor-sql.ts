@@ -1,7 +1,8 @@
 import type { CursorPosition } from './cursor.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 import { rowIdOf, type ResourceDefinition } from './resource-definition.js';
-import { castOf, countTextOf, fieldOf, ROW_ID_COLUMN, selectExpression, selectList, whereOf, type SqlQuery } from './sql.js';
+import { selectExpression, selectList } from './record-rendering.js';
+import { castOf, countTextOf, fieldOf, ROW_ID_COLUMN, whereOf, type SqlQuery } from './sql.js';
 
 /** The hidden columns of a keyset page's rows: the sort key as exact text (for the next cursor). */
 export const CURSOR_KEY_COLUMN = '_cursor_key';

@@ -4,7 +4,7 @@ import { buildCursorPageSql, CURSOR_KEY_COLUMN } from './cursor-sql.js';
 import type { CursorSecret } from './cursor-secret.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from './resource-definition.js';
-import { serializeRecord, type ApiRecord } from './serialize.js';
+import { serializeRecord, type ApiRecord } from './record-rendering.js';
 import { ROW_ID_COLUMN } from './sql.js';
 
 export interface CursorPageResult {

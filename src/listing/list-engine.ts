@@ -9,7 +9,7 @@ import { buildCursorLinks, buildPageLinks } from './page-links.js';
 import { scopeToParent } from './parent-scope.js';
 import { parseListQuery } from './query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from './resource-definition.js';
-import type { ApiRecord } from './serialize.js';
+import type { ApiRecord } from './record-rendering.js';
 
 /** One list request as it arrived: which collection, whose, and the query string as sent. */
 export interface ListRequest {

@@ -2,7 +2,7 @@ import { ApiError } from '../domain/errors.js';
 import type { Queryable } from '../store/store.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 import type { ResourceDefinition } from './resource-definition.js';
-import { serializeRecord, type ApiRecord } from './serialize.js';
+import { serializeRecord, type ApiRecord } from './record-rendering.js';
 import type { CachedList, ListCache, PageAnchor } from './list-cache.js';
 import { buildListSql, buildRetrieveSql, ROW_ID_COLUMN, type ListSql, type VersionedListSql } from './sql.js';
 

@@ -1,6 +1,7 @@
 import type { PageAnchor } from './list-cache.js';
 import { rowIdOf, type ResourceDefinition, type FieldDefinition } from './resource-definition.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
+import { selectExpression, selectList } from './record-rendering.js';
 
 export interface SqlQuery {
   readonly text: string;
@@ -264,24 +265,6 @@ export function buildRetrieveSql(resource: ResourceDefinition, orgId: string, ui
     text: `SELECT ${selectList(resource, 't')} FROM ${resource.table} t WHERE t.org_id = $1 AND t.uid = $2`,
     values: [orgId, uid],
   };
-}
-
-/** Every field as text, so both drivers return the same exact values. */
-export function selectList(resource: ResourceDefinition, alias: string): string {
-  return Object.entries(resource.fields)
-    .map(([name, field]) => `${selectExpression(`${alias}.${field.column}`, field)} AS "${name}"`)
-    .join(', ');
-}
-
-export function selectExpression(column: string, field: FieldDefinition): string {
-  switch (field.type) {
-    case 'timestamp':
-      return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-    case 'decimal':
-      return `${column}::text`;
-    case 'string':
-      return column;
-  }
 }
 
 export function fieldOf(resource: ResourceDefinition, name: string): FieldDefinition {

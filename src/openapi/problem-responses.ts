@@ -1,4 +1,4 @@
-import { WWW_AUTHENTICATE } from '../auth/basic-auth-hook.js';
+import { WWW_AUTHENTICATE } from '../auth/www-authenticate.js';
 import { ERROR_CODES, problemType, type ErrorCode } from '../domain/errors.js';
 import { PROBLEM_CONTENT_TYPE } from '../domain/errors.js';
 import { schemaRef, type JsonObject } from './json-schema.js';

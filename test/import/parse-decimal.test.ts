@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseAmount } from '../../src/ledger/amount.js';
-import { parseDecimal } from '../../src/ledger/parse-decimal.js';
+import { parseAmount } from '../../src/domain/amount.js';
+import { parseDecimal } from '../../src/domain/decimal.js';
 
 const RULES = { maxIntegerDigits: 13, maxFractionDigits: 2, allowZero: false };
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });

@@ -1,4 +1,4 @@
-import { parseDecimal, type DecimalParseResult, type DecimalRules } from './parse-decimal.js';
+import { parseDecimal, type DecimalParseResult, type DecimalRules } from './decimal.js';
 
 // NUMERIC(15, 2): thirteen digits before the point, two after.
 export const AMOUNT_RULES: DecimalRules = { maxIntegerDigits: 13, maxFractionDigits: 2, allowZero: false };

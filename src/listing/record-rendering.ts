@@ -1,4 +1,9 @@
-import type { ResourceDefinition } from './resource-definition.js';
+import type { FieldDefinition, ResourceDefinition } from './resource-definition.js';
+
+/*
+ * How a record is rendered, on every path that answers one (lists, retrieves, a write's 201): its fields
+ * selected as exact text (selectList), then turned into its JSON (serializeRecord).
+ */
 
 export type ApiRecord = Record<string, string | number | null>;
 
@@ -34,4 +39,22 @@ function compileRowSerializer(resource: ResourceDefinition): RowSerializer {
     return `${key}: ${value}`;
   });
   return new Function('row', `return { ${properties.join(', ')} };`) as RowSerializer;
+}
+
+/** Every field of the resource, selected from `alias` as exact text under its public name, so both drivers return the same exact values. */
+export function selectList(resource: ResourceDefinition, alias: string): string {
+  return Object.entries(resource.fields)
+    .map(([name, field]) => `${selectExpression(`${alias}.${field.column}`, field)} AS "${name}"`)
+    .join(', ');
+}
+
+export function selectExpression(column: string, field: FieldDefinition): string {
+  switch (field.type) {
+    case 'timestamp':
+      return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+    case 'decimal':
+      return `${column}::text`;
+    case 'string':
+      return column;
+  }
 }

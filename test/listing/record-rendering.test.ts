@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { serializeRecord, type ApiRecord } from '../../src/listing/serialize.js';
+import { serializeRecord, type ApiRecord } from '../../src/listing/record-rendering.js';
 import type { ResourceDefinition } from '../../src/listing/resource-definition.js';
 import { RESOURCES } from '../../src/resources/index.js';
 
