@@ -14,6 +14,7 @@ import { healthRoutes } from './http/health-routes.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
 import { OutageLog } from './http/outage-log.js';
 import { bodyPending } from './http/unread-body.js';
+import { answerEveryRequestBeforeHalfClose, awaitConnectionTurn } from './http/connection-turn.js';
 import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
@@ -96,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   answerNodeOwnedRequests(app);
   rememberLastResponses(app);
+  answerEveryRequestBeforeHalfClose(app.server);
   if (options.http) {
     app.server.headersTimeout = options.http.headersTimeoutMs;
     if (options.http.maxConnections > 0) app.server.maxConnections = options.http.maxConnections;
@@ -108,6 +110,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const databaseOf = requestDatabase(options.store, budgetMs);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
+  // First: a pipelined request runs only once the answers before it on its connection are sent.
+  app.addHook('onRequest', awaitConnectionTurn);
   // Callback style: an async hook costs a promise and a microtask turn per request (a throw here is Fastify's to catch).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -114,7 +114,10 @@ function afterAnswersInFlight(socket: Socket, then: () => void): void {
 export function answerNodeOwnedRequests(app: FastifyInstance): void {
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const problem = new ApiError('method_not_allowed', 'CONNECT is not served: this service is not a proxy');
-    answerOnSocket(app, socket, problem, 'CONNECT', { headers: { allow: 'GET, HEAD' } });
+    // Pipelined after other requests, it is answered after them (their answers are still being sent on this socket).
+    afterAnswersInFlight(socket, () => {
+      if (socket.writable) answerOnSocket(app, socket, problem, 'CONNECT', { headers: { allow: 'GET, HEAD' } });
+    });
     request.resume();
   });
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
