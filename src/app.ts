@@ -31,6 +31,7 @@ import { realTimeGuard } from './http/real-time-guard.js';
 import { writeRoutes } from './http/write-routes.js';
 import { rejectRepeatedHeaders } from './http/repeated-headers.js';
 import { refuseContentCoding } from './http/content-coding.js';
+import { refuseTransferEncodingOnHttp10 } from './http/request-framing.js';
 import { MAX_ENCODED_PARAM_LENGTH, refuseImpossibleUids } from './http/record-uid-length.js';
 import { creditLimits } from './resources/credit-limits.js';
 import { loans } from './resources/loans.js';
@@ -120,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The body check first: request.routeOptions builds an object of a dozen fields on every read.
     if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
     rejectRepeatedHeaders(request);
+    refuseTransferEncodingOnHttp10(request);
     if (request.is404) throw notFound(request);
     refuseImpossibleUids(request);
     done();
