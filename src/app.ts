@@ -14,6 +14,7 @@ import { healthRoutes } from './http/health-routes.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
 import { OutageLog } from './http/outage-log.js';
 import { bodyPending } from './http/unread-body.js';
+import { answerEveryRequestBeforeHalfClose, awaitConnectionTurn } from './http/connection-turn.js';
 import { ApiError } from './domain/errors.js';
 import { sendProblem, toApiError } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
@@ -30,6 +31,7 @@ import { realTimeGuard } from './http/real-time-guard.js';
 import { writeRoutes } from './http/write-routes.js';
 import { rejectRepeatedHeaders } from './http/repeated-headers.js';
 import { refuseContentCoding } from './http/content-coding.js';
+import { refuseTransferEncodingOnHttp10 } from './http/request-framing.js';
 import { MAX_ENCODED_PARAM_LENGTH, refuseImpossibleUids } from './http/record-uid-length.js';
 import { creditLimits } from './resources/credit-limits.js';
 import { loans } from './resources/loans.js';
@@ -96,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   answerNodeOwnedRequests(app);
   rememberLastResponses(app);
+  answerEveryRequestBeforeHalfClose(app.server);
   if (options.http) {
     app.server.headersTimeout = options.http.headersTimeoutMs;
     if (options.http.maxConnections > 0) app.server.maxConnections = options.http.maxConnections;
@@ -108,6 +111,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const databaseOf = requestDatabase(options.store, budgetMs);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
+  // First: a pipelined request runs only once the answers before it on its connection are sent.
+  app.addHook('onRequest', awaitConnectionTurn);
   // Callback style: an async hook costs a promise and a microtask turn per request (a throw here is Fastify's to catch).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -116,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The body check first: request.routeOptions builds an object of a dozen fields on every read.
     if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
     rejectRepeatedHeaders(request);
+    refuseTransferEncodingOnHttp10(request);
     if (request.is404) throw notFound(request);
     refuseImpossibleUids(request);
     done();

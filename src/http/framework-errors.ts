@@ -86,7 +86,7 @@ export function rememberLastResponses(app: FastifyInstance): void {
  * request's own, and its handler cannot have run with a body it never got.
  */
 function afterAnswersInFlight(socket: Socket, then: () => void): void {
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const inFlight = (socket as Socket & { _httpMessage?: (ServerResponse & { _last?: boolean }) | null })._httpMessage;
   if (!inFlight || inFlight.writableFinished || !inFlight.req.complete) {
     then();
     return;
@@ -96,12 +96,22 @@ function afterAnswersInFlight(socket: Socket, then: () => void): void {
     // Node's own 'finish' listener (added first) has attached the next pipelined response by now.
     afterAnswersInFlight(socket, then);
   };
+  // A response Node has marked the last (the client half-closed the connection after the bad bytes):
+  // Node's own 'finish' listener closes the connection, so the answer goes before it runs.
+  const beforeClosing = () => {
+    if (inFlight._last !== true) return;
+    inFlight.off('finish', next);
+    inFlight.off('close', gone);
+    then();
+  };
   const gone = () => {
     inFlight.off('finish', next);
+    inFlight.off('finish', beforeClosing);
     // The connection went away before the answer was sent: there is no one left to answer.
     if (!inFlight.writableFinished) socket.destroy();
   };
   inFlight.once('finish', next);
+  inFlight.prependOnceListener('finish', beforeClosing);
   inFlight.once('close', gone);
 }
 
@@ -114,7 +124,10 @@ function afterAnswersInFlight(socket: Socket, then: () => void): void {
 export function answerNodeOwnedRequests(app: FastifyInstance): void {
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const problem = new ApiError('method_not_allowed', 'CONNECT is not served: this service is not a proxy');
-    answerOnSocket(app, socket, problem, 'CONNECT', { headers: { allow: 'GET, HEAD' } });
+    // Pipelined after other requests, it is answered after them (their answers are still being sent on this socket).
+    afterAnswersInFlight(socket, () => {
+      if (socket.writable) answerOnSocket(app, socket, problem, 'CONNECT', { headers: { allow: 'GET, HEAD' } });
+    });
     request.resume();
   });
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {

@@ -4,6 +4,7 @@ import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text
 import { parseAmount } from '../domain/amount.js';
 import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
 import { formatMicros, parseTimestamp } from '../domain/timestamp.js';
+import { firstRepeatedMember } from './json-repeated-member.js';
 
 /** A drawdown or repayment body, validated and in canonical form. */
 export interface WriteBody {
@@ -21,7 +22,7 @@ const DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?
 
 /**
  * Parses and validates the JSON body of a drawdown or repayment. Malformed
- * JSON is a 400 `invalid_json`; anything else wrong is one 422 `invalid_body`
+ * JSON, or a member given twice, is a 400 `invalid_json`; anything else wrong is one 422 `invalid_body`
  * naming every invalid member. A JSON number amount is read from its source
  * text, never through a binary float (same rule as the import).
  */
@@ -37,19 +38,24 @@ export function parseWriteBody(raw: string | undefined, nowMs: number = Date.now
 
 /**
  * A write's body as a JSON object whose numbers keep their source text
- * (lossless). Empty: a 422 naming `required`; malformed: a 400 invalid_json;
+ * (lossless). Empty: a 422 naming `required`; malformed, or a member given
+ * twice: a 400 invalid_json;
  * not an object: a 422 showing `example`.
  */
 export function parseBodyObject(raw: string | undefined, required: string, example: string): Record<string, unknown> {
   const text = raw ?? '';
   if (text.trim() === '') throw ApiError.invalidBody([{ param: required, detail: `${required} is required (the body is empty)` }]);
-  let exact: unknown;
   try {
     JSON.parse(text);
-    exact = parseLossless(text);
   } catch (error) {
     throw new ApiError('invalid_json', `the body is not well-formed JSON: ${jsonErrorReason(error)}`);
   }
+  const repeated = firstRepeatedMember(text);
+  if (repeated) {
+    throw new ApiError('invalid_json', `the body gives the member ${quote(repeated.name)} twice (again at character ${repeated.position + 1}); send each member once`);
+  }
+  // Well-formed, each member once: the lossless reading accepts it.
+  const exact: unknown = parseLossless(text);
   if (typeof exact !== 'object' || exact === null || Array.isArray(exact)) {
     throw ApiError.invalidBody([{ param: 'body', detail: `the body must be a JSON object such as ${example}` }]);
   }
@@ -136,7 +142,6 @@ function quote(text: string): string {
 
 function jsonErrorReason(error: unknown): string {
   const message = error instanceof Error ? error.message : '';
-  if (/duplicate key/i.test(message)) return `a member appears twice (${message.replace(/^.*?duplicate key/i, 'duplicate key')})`;
   const position = /position (\d+)/.exec(message)?.[1];
   return position === undefined ? 'check its syntax' : `syntax error at character ${Number(position) + 1}`;
 }
