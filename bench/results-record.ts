@@ -40,6 +40,8 @@ export interface Machine {
   readonly memoryMiB: number | null;
   readonly node: string | null;
   readonly database?: string | undefined;
+  /** 1, 5 and 15 minutes, when the record was written: how busy the machine was. */
+  readonly loadAverage?: readonly number[] | undefined;
   /** What the run's figures owe to the machine's state (load, steal, a new VM). */
   readonly note?: string | undefined;
 }
@@ -48,7 +50,7 @@ export interface BenchRecord {
   readonly format: 1;
   /** ISO 8601, UTC. */
   readonly date: string;
-  /** Short commit hash, `+dirty` when the work tree had changes; null if unknown. */
+  /** Short commit hash read when the run started, `+dirty` when src/, bench/ or the package files had uncommitted changes; null if unknown. */
   readonly commit: string | null;
   readonly command: string;
   readonly machine: Machine;
@@ -92,11 +94,15 @@ function currentCommit(): string | null {
   try {
     const run = (args: string[]) => execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const hash = run(['rev-parse', '--short', 'HEAD']);
-    return run(['status', '--porcelain', '--untracked-files=no']) === '' ? hash : `${hash}+dirty`;
+    const codeChanged = run(['status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'package.json', 'package-lock.json']) !== '';
+    return codeChanged ? `${hash}+dirty` : hash;
   } catch {
     return null;
   }
 }
+
+/** The commit measured: read when the run starts, before anything can be committed during it. */
+const COMMIT_AT_START = currentCommit();
 
 export function thisMachine(database: string): Machine {
   const cpus = os.cpus();
@@ -106,6 +112,7 @@ export function thisMachine(database: string): Machine {
     memoryMiB: Math.round(os.totalmem() / 2 ** 20),
     node: process.version,
     database,
+    loadAverage: os.loadavg().map((load) => Math.round(load * 10) / 10),
   };
 }
 
@@ -125,7 +132,7 @@ export async function writeBenchRecord(options: {
   const record: BenchRecord = {
     format: 1,
     date: new Date().toISOString(),
-    commit: currentCommit(),
+    commit: COMMIT_AT_START,
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim().replace(/ --$/, ''),
     machine: thisMachine(options.database),
     scenarios: options.rows.map((row) => ({
