@@ -36,6 +36,10 @@
  * PostgreSQL the harness starts for itself; `--only w3,w4,w5,w6` runs them
  * alone (no dataset, no read scenarios, no PGlite).
  *
+ * Each run that measures reads or writes also writes its figures, command,
+ * commit and machine to bench/results/<timestamp>-<commit>.json
+ * (bench/results-record.ts); `npm run bench:chart` draws their trend.
+ *
  * DATABASE_URL (postgres://…) selects the database; by default the harness
  * creates and uses `lending_bench` on the local server.
  */
@@ -61,6 +65,7 @@ import { scenarios, type Scenario } from './scenarios.js';
 import { DRAWDOWN_BODY, ensureWriteLimits, WRITES_ORG_UID, writeScenarios } from './write-scenarios.js';
 import { startBareServer, startService, type RunningService } from './service.js';
 import { BURST_SCENARIO_IDS, printBurstResults, runBurstScenarios } from './burst-scenarios.js';
+import { writeBenchRecord } from './results-record.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -219,6 +224,7 @@ async function readsAndWrites(): Promise<void> {
   if (args['load-only']) return;
   if (!args['no-pglite']) rows.push(...(await runPglite(generator)));
   printTable(rows, peakRss, settings, stolen, generator);
+  log(`record of this run: ${await writeBenchRecord({ rows, database: settings, peakRssMiB: peakRss })}`);
 }
 
 async function runScenarios(

@@ -16,10 +16,6 @@ function blocks(markdown: string, language: string): string[] {
 }
 
 describe('README.md', () => {
-  it('is short enough to read in five minutes (at most 1,300 words)', async () => {
-    expect((await readme()).split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(1300);
-  });
-
   it('needs nothing beyond Node.js in its commands, nor does docs/: no uuidgen for an Idempotency-Key (regression: 400 idempotency_key_missing as typed)', async () => {
     const { readdir } = await import('node:fs/promises');
     const docs = await Promise.all((await readdir(path.join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => readFile(path.join(ROOT, 'docs', name), 'utf8')));
@@ -68,7 +64,7 @@ describe('README.md: the SDK snippet, then the prepare-loan command, as typed, a
     const tried = await run('npx', ['tsx', 'try.ts'], { cwd: scratch, env });
     expect(tried.stdout).toMatch(/^cl_demo_05_usd \d+/m);
 
-    const command = /^LENDING_API_KEY=lak_… (npm run example:prepare-loan -- .*)$/m.exec(text)?.[1];
+    const command = /^LENDING_API_KEY=\$W (npm run example:prepare-loan -- .*)$/m.exec(text)?.[1];
     expect(command).toBeDefined();
     const [npm, ...args] = command!.split(' ');
     const example = await run(npm!, args, { cwd: ROOT, env }).catch((error: { code: number; stdout: string; stderr: string }) => error);
