@@ -80,6 +80,7 @@ describeEachStore('problem answers by code', (store) => {
     const registry = new Registry();
     const app = await buildApp({ store: store(), metrics: registry });
     try {
+      expect(await sampleOf(registry, 'lending_api_database_reachable')).toBe(1);
       expect(await sampleOf(registry, 'lending_api_database_in_recovery')).toBe(0);
       expect(await sampleOf(registry, 'lending_api_replica_lag_seconds')).toBe(0);
       expect(await sampleOf(registry, 'lending_api_replica_lag_bytes')).toBe(0);
@@ -117,13 +118,14 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('database bud
 });
 
 describe('replica metrics of an unreachable database', () => {
-  it('leaves the role and lag out while the database is unreachable, rather than report a made-up 0', async () => {
+  it('reports the database unreachable, and leaves the role and lag out rather than report a made-up 0', async () => {
     const store = unreachableStore();
     const registry = new Registry();
     const app = await buildApp({ store, metrics: registry });
     try {
       const text = await registry.metrics();
       expect(text).toContain('# TYPE lending_api_replica_lag_seconds gauge');
+      expect(text).toMatch(/^lending_api_database_reachable 0$/m);
       expect(text).not.toMatch(/^lending_api_(replica_lag_seconds|replica_lag_bytes|database_in_recovery) /m);
     } finally {
       await app.close();

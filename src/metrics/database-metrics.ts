@@ -9,15 +9,26 @@ class GaugeWhileKnown<T extends string> extends Gauge<T> {
   }
 }
 
+/** The longest a scrape waits for the database's answer: a frozen database is unreachable, not a scrape that times out. */
+const PROBE_WAIT_MS = 2000;
+
 /**
  * The database this node reads, as the node sees it (the same probe as
- * `/readyz`, at most once a second): whether it is a standby, and how far it
- * lags behind the WAL it received. On a primary the lag is 0; while the
- * database is unreachable all three are absent (the outage has alerts of
- * its own).
+ * `/readyz`, at most once a second): whether it answers, whether it is a
+ * standby, and how far it lags behind the WAL it received. On a primary the
+ * lag is 0; while the database is unreachable the role and lag are absent
+ * (`lending_api_database_reachable` says why).
  */
-export function registerReplicaMetrics(registry: Registry, role: { current(): Promise<NodeRoleState> }): void {
-  const known = () => role.current().catch(() => undefined);
+export function registerDatabaseMetrics(registry: Registry, role: { current(): Promise<NodeRoleState> }): void {
+  const known = () => withinProbeWait(role.current().catch(() => undefined));
+  new Gauge({
+    name: 'lending_api_database_reachable',
+    help: "1 while this node's database answers its role probe (within 2 s), 0 while it is unreachable, refuses or does not answer",
+    registers: [registry],
+    async collect() {
+      this.set((await known()) ? 1 : 0);
+    },
+  });
   new GaugeWhileKnown({
     name: 'lending_api_database_in_recovery',
     help: "1 while this node's database is a hot standby, 0 on a primary; absent while the database is unreachable",
@@ -45,4 +56,10 @@ export function registerReplicaMetrics(registry: Registry, role: { current(): Pr
       this.set(state ? (state.lag_bytes ?? 0) : Number.NaN);
     },
   });
+}
+
+function withinProbeWait<T>(probe: Promise<T | undefined>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), PROBE_WAIT_MS)));
+  return Promise.race([probe, timeout]).finally(() => clearTimeout(timer));
 }
