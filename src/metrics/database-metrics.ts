@@ -25,6 +25,8 @@ export function registerDatabaseMetrics(registry: Registry, role: { current(): P
     name: 'lending_api_database_reachable',
     help: "1 while this node's database answers its role probe (within 2 s), 0 while it is unreachable, refuses or does not answer",
     registers: [registry],
+    // With --workers N: 1 only while every worker reaches it.
+    aggregator: 'min',
     async collect() {
       this.set((await known()) ? 1 : 0);
     },
@@ -33,6 +35,7 @@ export function registerDatabaseMetrics(registry: Registry, role: { current(): P
     name: 'lending_api_database_in_recovery',
     help: "1 while this node's database is a hot standby, 0 on a primary; absent while the database is unreachable",
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const state = await known();
       this.set(state ? Number(state.role === 'replica') : Number.NaN);
@@ -40,8 +43,9 @@ export function registerDatabaseMetrics(registry: Registry, role: { current(): P
   });
   new GaugeWhileKnown({
     name: 'lending_api_replica_lag_seconds',
-    help: "On a standby: age of the last applied transaction while received WAL waits to be applied (0 when caught up, and on a primary)",
+    help: 'On a standby: age of the last applied transaction while received WAL waits to be applied (0 when caught up, and on a primary)',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const state = await known();
       this.set(state ? (state.lag_seconds ?? 0) : Number.NaN);
@@ -51,6 +55,7 @@ export function registerDatabaseMetrics(registry: Registry, role: { current(): P
     name: 'lending_api_replica_lag_bytes',
     help: 'On a standby: WAL received but not yet applied, in bytes (0 on a primary)',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const state = await known();
       this.set(state ? (state.lag_bytes ?? 0) : Number.NaN);

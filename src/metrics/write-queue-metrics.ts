@@ -54,6 +54,7 @@ export function registerWriteQueueMetrics(registry: Registry, queue: WriteQueueS
     name: 'lending_api_write_transaction_seconds',
     help: "Running average of a write transaction's duration, which the queue multiplies by the batches ahead to estimate a new write's wait",
     registers: [registry],
+    aggregator: 'average',
     collect() {
       this.set(queue.stats.transactionMs / 1000);
     },
