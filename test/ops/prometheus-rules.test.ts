@@ -21,8 +21,8 @@ async function alerts(): Promise<{ name: string; runbookUrl: string | undefined 
 }
 
 describeWithPromtool('the shipped Prometheus rules (ops/prometheus)', (promtool) => {
-  it('pass promtool check rules', async () => {
-    const check = await runPromtool(promtool, ['check', 'rules', RULES]);
+  it('pass promtool check rules, its linter included', async () => {
+    const check = await runPromtool(promtool, ['check', 'rules', '--lint=all', '--lint-fatal', RULES]);
     expect(check.code, `${check.stdout}${check.stderr}`).toBe(0);
     expect(check.stdout).toMatch(/SUCCESS: \d+ rules found/);
   });
