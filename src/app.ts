@@ -8,6 +8,7 @@ import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
+import { registerDatabaseMetrics } from './metrics/database-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
   const patroni = options.patroniUrls?.length ? new PatroniRest(options.patroniUrls) : undefined;
   const role = new NodeRole(options.store, options.replicaLimits, undefined, undefined, patroni);
+  if (options.metrics) registerDatabaseMetrics(options.metrics, role);
   await app.register(healthRoutes, { databaseOf, role, metrics: options.metrics, store: options.store });
   await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
   const resources = options.resources ?? RESOURCES;

@@ -2,12 +2,13 @@ import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
-import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { connectRedis } from './rate-limits/redis-client.js';
 import { createLogger } from './logger.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+import { collectProcessMetrics } from './metrics/process-metrics.js';
 import { migrate, pendingMigrations } from './store/migrate.js';
 import { openStore, type OpenStoreOptions } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -64,7 +65,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       redis = await connectRedis(config.redisUrl, logger);
     }
     const metrics = new Registry();
-    collectDefaultMetrics({ register: metrics });
+    collectProcessMetrics(metrics);
     // In a cluster the primary serves /metrics, summed over every worker.
     if (cluster.isWorker) {
       // Constructing one is what makes a worker answer the primary's metrics requests.

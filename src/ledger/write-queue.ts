@@ -81,6 +81,9 @@ export class WriteQueue<R, T> {
   private transactionMs = FIRST_ESTIMATE_MS;
   private refusedCount = 0;
   private pumpScheduled = false;
+  /** Writes that left the queue (for their transaction, or answered for waiting too long), and their total wait (ms). */
+  private leftCount = 0;
+  private waitedMs = 0;
 
   constructor(
     private readonly work: QueuedWork<R, T>,
@@ -95,9 +98,25 @@ export class WriteQueue<R, T> {
     }
   }
 
-  /** Writes waiting for their transaction; transactions in flight; writes refused as overloaded since start. */
-  get stats(): { readonly waiting: number; readonly inFlight: number; readonly overloaded: number; readonly transactionMs: number } {
-    return { waiting: this.waitingCount, inFlight: this.inFlight, overloaded: this.refusedCount, transactionMs: this.transactionMs };
+  /**
+   * Writes waiting for their transaction; transactions in flight; writes refused as overloaded since start;
+   * the running average of a transaction's duration; writes that left the queue since start and their total wait.
+   */
+  get stats(): {
+    readonly waiting: number;
+    readonly inFlight: number;
+    readonly overloaded: number;
+    readonly transactionMs: number;
+    readonly left: number;
+    readonly waitedMs: number;
+  } {
+    return { waiting: this.waitingCount, inFlight: this.inFlight, overloaded: this.refusedCount, transactionMs: this.transactionMs, left: this.leftCount, waitedMs: this.waitedMs };
+  }
+
+  private leave(waiting: Waiting<R, T>, now: number): void {
+    this.waitingCount -= 1;
+    this.leftCount += 1;
+    this.waitedMs += now - waiting.since;
   }
 
   /** Lanes with a write queued or in flight (none once every write has been answered). */
@@ -221,7 +240,7 @@ export class WriteQueue<R, T> {
       }
       this.ready.splice(i, 1);
       lane.queue.shift();
-      this.waitingCount -= 1;
+      this.leave(head, now);
       keys.add(this.work.conflictKeyOf(head.request));
       batch.push(head);
       lanes.push(lane);
@@ -255,7 +274,7 @@ export class WriteQueue<R, T> {
       const waited = now - waiting.since;
       if (waited > this.options.maxWaitMs) {
         lane.queue.shift();
-        this.waitingCount -= 1;
+        this.leave(waiting, now);
         waiting.reject(this.work.waitedTooLong(waited));
         continue;
       }
@@ -265,7 +284,7 @@ export class WriteQueue<R, T> {
         keys.add(key);
       }
       lane.queue.shift();
-      this.waitingCount -= 1;
+      this.leave(waiting, now);
       batch.push(waiting);
     }
     return batch;

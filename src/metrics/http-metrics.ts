@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
+import { registerProblemMetrics } from './problem-metrics.js';
 import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 export interface HttpMetricsOptions {
@@ -61,6 +62,7 @@ export const httpMetrics = fp(
       duration.record(counted.duration, reply.elapsedTime / 1000);
       done();
     });
+    registerProblemMetrics(app, registry);
 
     const pool = poolOf(store);
     if (pool) {

@@ -2,20 +2,44 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** What the ledger's write queue tells about itself (LedgerWriter.stats). */
 export interface WriteQueueStats {
-  readonly stats: { readonly waiting: number; readonly inFlight: number; readonly overloaded: number };
+  readonly stats: {
+    readonly waiting: number;
+    readonly inFlight: number;
+    readonly overloaded: number;
+    readonly transactionMs: number;
+    readonly left: number;
+    readonly waitedMs: number;
+  };
 }
 
-/** The write queue's depth, its transactions in flight, and the writes it refused as overloaded. */
+/**
+ * The write queue's depth, its transactions in flight, the writes it refused
+ * as overloaded, how long writes wait in it (total wait and count: their
+ * rates give the average wait over any window) and the running average of a
+ * write transaction, from which the queue estimates a newcomer's wait.
+ */
 export function registerWriteQueueMetrics(registry: Registry, queue: WriteQueueStats): void {
-  new Counter({
-    name: 'lending_api_writes_overloaded_total',
-    help: 'Writes refused on arrival with 503 overloaded: their queue could not reach the database within WRITE_QUEUE_WAIT_MS',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(queue.stats.overloaded);
-    },
-  });
+  const counter = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(value());
+      },
+    });
+  counter(
+    'lending_api_writes_overloaded_total',
+    'Writes refused on arrival with 503 overloaded: their queue could not reach the database within WRITE_QUEUE_WAIT_MS',
+    () => queue.stats.overloaded,
+  );
+  counter(
+    'lending_api_write_queue_wait_seconds_total',
+    'Time writes spent in the write queue before their transaction started (or before being answered for waiting past WRITE_QUEUE_WAIT_MS), summed',
+    () => queue.stats.waitedMs / 1000,
+  );
+  counter('lending_api_write_queue_left_total', 'Writes that left the write queue: for their transaction, or answered for waiting too long', () => queue.stats.left);
   new Gauge({
     name: 'lending_api_write_queue',
     help: 'Writes waiting in the queue for their transaction, and write transactions in flight',
@@ -24,6 +48,15 @@ export function registerWriteQueueMetrics(registry: Registry, queue: WriteQueueS
     collect() {
       this.set({ state: 'waiting' }, queue.stats.waiting);
       this.set({ state: 'in_flight' }, queue.stats.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'lending_api_write_transaction_seconds',
+    help: "Running average of a write transaction's duration, which the queue multiplies by the batches ahead to estimate a new write's wait",
+    registers: [registry],
+    aggregator: 'average',
+    collect() {
+      this.set(queue.stats.transactionMs / 1000);
     },
   });
 }

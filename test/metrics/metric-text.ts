@@ -1,0 +1,8 @@
+import type { Registry } from 'prom-client';
+
+/** The value of one sample in a registry's text exposition (`name{labels}`, labels as prom-client writes them), or undefined when absent. */
+export async function sampleOf(registry: Registry, series: string): Promise<number | undefined> {
+  const text = await registry.metrics();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
