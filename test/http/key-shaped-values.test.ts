@@ -97,12 +97,30 @@ describeEachStore('API keys pasted where they do not belong', (store) => {
       expectNoSecret(JSON.stringify([response.headers, page.next, page.previous]), key, url);
     }
 
-    const bodies: unknown[] = [{ amount: key }, { amount: '1.00', [key]: 1 }, { amount: '1.00', at: key }, { amount: '1.00', reference: 7, note: key }];
+    const bodies: unknown[] = [
+      { amount: key },
+      { amount: '1.00', [key]: 1 },
+      { amount: '1.00', at: key },
+      { amount: '1.00', reference: 7, note: key },
+      { amount: '1.00', reference: key },
+      { amount: '1.00', reference: `order 17, ${key.toUpperCase()}` },
+    ];
     for (const body of bodies) {
       const response = await postEntry(app(), 'drawdown', limit, body, { authorization: writer().authorization });
       expect(response.statusCode, JSON.stringify(body)).toBe(422);
       expectNoSecret(everythingIn(response), key, JSON.stringify(body));
     }
+    // A reference would be stored and shown with the entry: refused, so nothing was written.
+    expect(await ledgerState(store(), writer().org.id, limit)).toEqual({ outstanding: '0.00', entries: 0 });
+    const loan = await app().inject({
+      method: 'POST',
+      url: '/api/loans/',
+      headers: { authorization: writer().authorization, 'content-type': 'application/json', 'idempotency-key': 'loan-with-key' },
+      payload: JSON.stringify({ credit_limit: limit, payment_method: 'pm_none', principal: '1.00', reference: key }),
+    });
+    expect(loan.statusCode).toBe(422);
+    expect(json<Problem>(loan).errors).toContainEqual({ param: 'reference', detail: expect.stringContaining('looks like an API key') });
+    expectNoSecret(everythingIn(loan), key, 'a loan');
     expectNoSecret(log.text(), key, 'the log');
   });
 });
