@@ -71,10 +71,13 @@ export function parseAllowedHosts(raw: string): { hosts: AllowedHosts } | { erro
 
 /** The hosts served when ALLOWED_HOSTS is not set: the listen address, the loopback names, and PUBLIC_URL's host. */
 export function defaultAllowedHosts(listenHost: string, publicUrl: string | undefined): AllowedHosts {
-  const names = [listenHost, 'localhost', '127.0.0.1', '::1'];
-  if (publicUrl) names.push(new URL(publicUrl).hostname);
-  const parsed = parseAllowedHosts(names.join(','));
-  return 'hosts' in parsed ? parsed.hosts : ['localhost', '127.0.0.1', '[::1]'];
+  const names = [listenHost, 'localhost', '127.0.0.1', '::1', ...(publicUrl ? [new URL(publicUrl).hostname] : [])];
+  // A listen address that is no host name (HOST accepts what the OS resolves) is simply not among them.
+  const hosts = names.flatMap((name) => {
+    const parsed = parseAllowedHosts(name);
+    return 'hosts' in parsed ? parsed.hosts : [];
+  });
+  return [...new Set(hosts)];
 }
 
 /**

@@ -28,6 +28,7 @@ describe('ALLOWED_HOSTS (config)', () => {
       'api.lender.example',
     ]);
     expect(loadConfig({ HOST: '::' }).allowedHosts).toContain('[::]');
+    expect(loadConfig({ HOST: 'node_1', PUBLIC_URL: 'https://api.lender.example' }).allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]', 'api.lender.example']);
   });
 
   it('reads names, .domain patterns, IP literals and *', () => {
