@@ -6,6 +6,7 @@ import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rem
 import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import { refuseDisallowedHosts, type AllowedHosts } from './http/allowed-hosts.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { registerDatabaseMetrics } from './metrics/database-metrics.js';
@@ -40,6 +41,8 @@ import { loans } from './resources/loans.js';
 export interface AppOptions {
   store: Store;
   publicUrl?: string | undefined;
+  /** The Host names /api/ routes answer for (ALLOWED_HOSTS; `serve` always passes them); any host when absent. */
+  allowedHosts?: AllowedHosts;
   /** Which X-Forwarded-* hops to believe (`true`: the nearest one); none when absent. */
   trustProxy?: TrustProxy | boolean;
   logger?: FastifyServerOptions['logger'];
@@ -127,6 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refuseImpossibleUids(request);
     done();
   });
+  if (options.allowedHosts) app.addHook('onRequest', refuseDisallowedHosts(options.allowedHosts));
   // After the write routes' credentials checks (onRequest), before the body is read.
   app.addHook('preParsing', (request, _reply, payload, done) => {
     refuseContentCoding(request);

@@ -1,6 +1,7 @@
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
+import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './http/allowed-hosts.js';
 import { REPLICA_LIMITS_MODES, type ReplicaLimits } from './store/node-role.js';
 
 export interface Config {
@@ -10,6 +11,8 @@ export interface Config {
   readonly host: string;
   /** Base for absolute links, without a trailing slash; else taken from each request. */
   readonly publicUrl: string | undefined;
+  /** The Host names served (ALLOWED_HOSTS); default: HOST, the loopback names and PUBLIC_URL's host. */
+  readonly allowedHosts: AllowedHosts;
   /** Which X-Forwarded-Proto/-Host/-For hops to believe: none, the nearest n, or those from these proxy addresses. */
   readonly trustProxy: TrustProxy;
   /** Requests per minute per API key; 0 turns rate limiting off. */
@@ -103,12 +106,15 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
   const databaseUrl = read('DATABASE_URL') ?? DEFAULT_DATABASE_URL;
   const store = parseDatabaseUrl(databaseUrl);
   if ('error' in store) throw new ConfigError('DATABASE_URL', store.error);
+  const host = read('HOST') ?? '127.0.0.1';
+  const configuredPublicUrl = publicUrl(read('PUBLIC_URL'));
   return {
     databaseUrl,
     store,
     port: integer('PORT', read('PORT'), 3000, 0, 65535),
-    host: read('HOST') ?? '127.0.0.1',
-    publicUrl: publicUrl(read('PUBLIC_URL')),
+    host,
+    publicUrl: configuredPublicUrl,
+    allowedHosts: allowedHosts(read('ALLOWED_HOSTS'), host, configuredPublicUrl),
     trustProxy: trustProxy(read('TRUST_PROXY')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     writeRateLimitPerMinute: integer('WRITE_RATE_LIMIT_PER_MINUTE', read('WRITE_RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
@@ -225,6 +231,13 @@ function publicUrl(raw: string | undefined): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `must be an http(s) URL, got '${raw}'`);
   if (url.search || url.hash) throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment');
   return url.toString().replace(/\/+$/, '');
+}
+
+function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl: string | undefined): AllowedHosts {
+  if (raw === undefined) return defaultAllowedHosts(host, configuredPublicUrl);
+  const parsed = parseAllowedHosts(raw);
+  if ('error' in parsed) throw new ConfigError('ALLOWED_HOSTS', parsed.error);
+  return parsed.hosts;
 }
 
 function redisUrl(raw: string | undefined): string | undefined {

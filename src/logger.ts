@@ -1,14 +1,12 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { ASCII_CONTROL_CHARACTERS } from './domain/well-formed-text.js';
+import { decodeAsciiEscapes, escapeAsciiControls, REDACTED as CENSOR, redactApiKeys } from './domain/key-shaped-text.js';
 
-// An API key (`lak_<id>_<secret>`) or Basic credentials inside any logged
-// string, e.g. an error message that quoted a header.
-const SECRET_IN_TEXT = /lak_[0-9a-f]{16}_[A-Za-z0-9_-]+|\b(Basic|Bearer) +[A-Za-z0-9+/=._~-]+/gi;
-const CENSOR = '[redacted]';
+// Basic or Bearer credentials inside any logged string, e.g. an error message that quoted a header.
+const CREDENTIALS_IN_TEXT = /\b(Basic|Bearer) +[A-Za-z0-9+/=._~-]+/gi;
 
-/** Replaces API keys and Authorization credentials inside free text. */
+/** Replaces key-shaped values (the rule answers follow too: redactApiKeys) and Authorization credentials inside free text. */
 export function scrubSecrets(text: string): string {
-  return text.replace(SECRET_IN_TEXT, (_match, scheme: string | undefined) => (scheme ? `${scheme} ${CENSOR}` : CENSOR));
+  return redactApiKeys(text.replace(CREDENTIALS_IN_TEXT, (_match, scheme: string) => `${scheme} ${CENSOR}`));
 }
 
 /**
@@ -22,20 +20,7 @@ export function scrubPath(path: string): string {
   if (!path.includes('%')) return scrubbed;
   const decoded = decodeAsciiEscapes(path);
   const decodedScrubbed = scrubSecrets(decoded);
-  // The decoding may have made control characters of escapes: escaped again, as the client sent them.
-  return decodedScrubbed === decoded ? scrubbed : decodedScrubbed.replace(ASCII_CONTROL_CHARACTERS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
-}
-
-// Decodes %XX escapes of ASCII characters (what a key, `Basic` or a space is
-// made of), repeatedly for double encoding; never throws on bad escapes.
-function decodeAsciiEscapes(text: string): string {
-  let current = text;
-  for (let round = 0; round < 3; round += 1) {
-    const next = current.replace(/%([0-7][0-9A-Fa-f])/g, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-    if (next === current) break;
-    current = next;
-  }
-  return current;
+  return decodedScrubbed === decoded ? scrubbed : escapeAsciiControls(decodedScrubbed);
 }
 
 /** pino's error serializer, with secrets scrubbed from the message and stack (an error may quote a URL or header). */

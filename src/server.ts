@@ -76,6 +76,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
     const app = await buildApp({
       store: openedStore,
       publicUrl: config.publicUrl,
+      allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
       loggerInstance: logger,
       metrics,

@@ -7,9 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * verification cheap on every request.
  */
 const KEY_PATTERN = /^lak_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
-
-/** A key's id and secret, found anywhere in a text, with or without the `lak_` before them. */
-export const KEY_ID_AND_SECRET = /[0-9a-f]{16}_[A-Za-z0-9_-]{43}/i;
+// What looks like such a key anywhere (kept out of answers, logs and stored headers): domain/key-shaped-text.ts.
 
 export interface GeneratedKey {
   readonly id: string;

@@ -1,3 +1,4 @@
+import { looksLikeApiKey } from '../domain/key-shaped-text.js';
 import { ApiError } from '../domain/errors.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../ledger/write-limits.js';
 
@@ -7,7 +8,7 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 // Printable ASCII only: a key is an opaque token (a UUID is typical), and a control character would end up in logs.
 const PRINTABLE = /^[\x20-\x7e]+$/;
 
-/** The request's Idempotency-Key, required on every write; 400 when missing or malformed. */
+/** The request's Idempotency-Key, required on every write; 400 when missing, malformed or key-shaped. */
 export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string {
   const raw = headers[IDEMPOTENCY_KEY_HEADER];
   const value = Array.isArray(raw) ? raw.join(', ') : raw;
@@ -22,6 +23,13 @@ export function idempotencyKeyOf(headers: Record<string, string | string[] | und
   }
   if (!PRINTABLE.test(value)) {
     throw new ApiError('idempotency_key_invalid', 'the Idempotency-Key must be printable ASCII (no control or non-ASCII characters)');
+  }
+  // Keys are stored in clear for a day and quoted in events: never an API key pasted into the wrong header.
+  if (looksLikeApiKey(value)) {
+    throw new ApiError(
+      'idempotency_key_invalid',
+      'the Idempotency-Key looks like an API key (lak_…): send a unique value such as a UUID, never a credential; it was not stored',
+    );
   }
   return value;
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { redactApiKeys } from '../domain/key-shaped-text.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
@@ -16,17 +17,29 @@ export interface ProblemDocument {
   [extension: string]: unknown;
 }
 
+/**
+ * The problem document of an error. Every text in it that may quote the
+ * client (a path, a parameter's name or value, a body member) passes
+ * through redactApiKeys here, the one place problems are made: a key pasted
+ * into the wrong place is never echoed back.
+ */
 export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
   return {
-    ...error.extensions,
+    ...redactedExtensions(error.extensions),
     type: problemType(error.code),
     title: ERROR_CODES[error.code].title,
     status: error.status,
-    detail: error.message,
+    detail: redactApiKeys(error.message),
     code: error.code,
-    ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.errors ? { errors: error.errors.map((e) => ({ param: redactApiKeys(e.param), detail: redactApiKeys(e.detail) })) } : {}),
     request_id: requestId,
   };
+}
+
+function redactedExtensions(extensions: Record<string, unknown>): Record<string, unknown> {
+  const entries = Object.entries(extensions);
+  if (entries.length === 0) return extensions;
+  return Object.fromEntries(entries.map(([name, value]) => [name, typeof value === 'string' ? redactApiKeys(value) : value]));
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {

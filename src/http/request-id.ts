@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { KEY_ID_AND_SECRET } from '../auth/api-key-format.js';
+import { looksLikeApiKey } from '../domain/key-shaped-text.js';
 
 // A client's id is echoed only when it is short and plain, so it cannot
 // inject anything into headers or logs.
@@ -8,9 +8,8 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Nor when it looks like an API key (`lak_…`, or its id and secret without
 // the prefix): a client that put its key in the wrong header would find it
 // echoed back and logged in clear.
-const KEY_PREFIX = /lak_/i;
 
 export function requestIdFor(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
-  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && !KEY_PREFIX.test(given) && !KEY_ID_AND_SECRET.test(given) ? given : randomUUID();
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && !looksLikeApiKey(given) ? given : randomUUID();
 }

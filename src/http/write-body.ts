@@ -2,6 +2,7 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { ApiError, type ParamError } from '../domain/errors.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { parseAmount } from '../domain/amount.js';
+import { looksLikeApiKey } from '../domain/key-shaped-text.js';
 import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
 import { formatMicros, parseTimestamp } from '../domain/timestamp.js';
 import { firstRepeatedMember } from './json-repeated-member.js';
@@ -123,6 +124,11 @@ export function referenceOf(value: unknown, errors: ParamError[]): string | unde
   }
   if (hasLoneSurrogate(value)) {
     errors.push({ param: 'reference', detail: 'reference must be well-formed Unicode: it holds half of a surrogate pair (\\ud800–\\udfff) on its own' });
+    return undefined;
+  }
+  // A reference is stored and shown in every answer about the entry: never an API key pasted into it.
+  if (looksLikeApiKey(value)) {
+    errors.push({ param: 'reference', detail: 'reference looks like an API key (lak_…); it is kept and shown with the entry, so it must not hold a credential' });
     return undefined;
   }
   return value;

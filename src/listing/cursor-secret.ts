@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../store/store.js';
 
 /**
- * The installation's cursor-signing secret, kept in the database
+ * The installation's cursor secret, kept in the database
  * (`installation_secrets`, migration 009) so that every process and node of
- * one installation signs and checks cursors with the same key, across
- * restarts. Read once per process, on the first cursor request (not at
+ * one installation encrypts and reads cursors with the same key (derived
+ * from it, see cursor.ts), across restarts. Read once per process, on the first cursor request (not at
  * start-up, so an app whose database is briefly unreachable still starts);
  * a failed read is retried by the next request.
  */

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
 
 /**
@@ -29,16 +29,25 @@ export interface CursorBinding {
 }
 
 /*
- * Wire form: base64url(JSON payload) "." base64url(HMAC-SHA256 over the
- * payload's base64url, truncated to 128 bits). The payload carries the
- * position and, for precise error messages, the collection, the ordering
- * and digests of the organization and filters; the MAC makes all of it
+ * Wire form: base64url(nonce ‖ AES-256-GCM ciphertext ‖ tag) of a JSON
+ * payload, under a key derived (HKDF-SHA256) from the installation's cursor
+ * secret. The payload carries the position and, for precise error messages,
+ * the collection, the ordering and digests of the organization and filters.
+ * Encrypted, not merely signed: the position holds the row's internal id,
+ * from a sequence shared by every organization, and a readable id would let
+ * one tenant count another's inserts. The id is written at a fixed width so
+ * that not even the cursor's length follows the sequence. The tag keeps it
  * tamper-evident. Opaque to clients: they copy it from a link.
  */
-const VERSION = 1;
-const MAC_BYTES = 16;
+const VERSION = 2;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+const ROW_ID_DIGITS = 19; // a bigint's largest value, 9223372036854775807
 const MAX_CURSOR_LENGTH = 4096;
-const WIRE_FORM = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
+const WIRE_FORM = /^[A-Za-z0-9_-]+$/;
+// What cursors of version 1 looked like: a signed, readable payload "." its MAC.
+const VERSION_1_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const KEY_INFO = 'lending-api cursor encryption v2';
 
 interface Payload {
   v: number;
@@ -58,14 +67,16 @@ export function encodeCursor(position: CursorPosition, binding: CursorBinding, s
     d: position.direction === 'after' ? 'a' : 'b',
     ...(position.inclusive ? { i: 1 as const } : {}),
     k: position.sortKey,
-    r: position.rowId,
+    r: position.rowId.padStart(ROW_ID_DIGITS, '0'),
     c: binding.collection,
     o: binding.ordering,
     g: digest(binding.orgId),
     f: digest(binding.filters.join('&')),
   };
-  const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${mac(body, secret).toString('base64url')}`;
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', encryptionKey(secret), nonce, { authTagLength: TAG_BYTES });
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()]);
+  return Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]).toString('base64url');
 }
 
 /**
@@ -76,24 +87,47 @@ export function encodeCursor(position: CursorPosition, binding: CursorBinding, s
  */
 export function decodeCursor(raw: string, binding: CursorBinding, secret: Buffer): CursorPosition | undefined {
   if (raw === '') return undefined;
-  const match = raw.length <= MAX_CURSOR_LENGTH ? WIRE_FORM.exec(raw) : null;
-  const body = match?.[1];
-  const signature = match?.[2];
-  if (body === undefined || signature === undefined) {
+  if (raw.length <= MAX_CURSOR_LENGTH && VERSION_1_FORM.test(raw)) {
+    throw invalidCursor('cursor is from an older version of this server: start the walk again with cursor= (empty)');
+  }
+  const bytes = raw.length <= MAX_CURSOR_LENGTH && WIRE_FORM.test(raw) ? Buffer.from(raw, 'base64url') : undefined;
+  if (bytes === undefined || bytes.length < NONCE_BYTES + TAG_BYTES + 1) {
     throw invalidCursor('cursor is garbled: copy the cursor of a next or previous link unchanged, or give cursor= (empty) to start at the first record');
   }
-  // Compared as the text issued, not as decoded bytes: base64url's last character carries spare bits, so
-  // several spellings decode to one MAC, and a cursor is only ever the exact text of a link.
-  const expected = Buffer.from(mac(body, secret).toString('base64url'));
-  const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  // base64url's last character carries spare bits, so several spellings decode to the same bytes: a cursor is
+  // only ever the exact text of a link, and any other spelling counts as altered.
+  const plaintext = bytes.toString('base64url') === raw ? decrypt(bytes, secret) : undefined;
+  if (plaintext === undefined) {
     throw invalidCursor('cursor was altered or was not issued by this server: copy the cursor of a next or previous link unchanged');
   }
-  const payload = parsePayload(body);
+  const payload = parsePayload(plaintext);
   if (!payload) throw invalidCursor('cursor is from an older version of this server: start the walk again with cursor= (empty)');
   const foreign = bindingMismatch(payload, binding);
   if (foreign) throw invalidCursor(`cursor belongs to another list: ${foreign}; a cursor continues only the list it came from`);
-  return { direction: payload.d === 'a' ? 'after' : 'before', inclusive: payload.i === 1, sortKey: payload.k, rowId: payload.r };
+  return { direction: payload.d === 'a' ? 'after' : 'before', inclusive: payload.i === 1, sortKey: payload.k, rowId: BigInt(payload.r).toString() };
+}
+
+/** The payload's text, or undefined when the tag does not check out (altered, or another installation's key). */
+function decrypt(bytes: Buffer, secret: Buffer): string | undefined {
+  const decipher = createDecipheriv('aes-256-gcm', encryptionKey(secret), bytes.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
+  decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+  try {
+    return Buffer.concat([decipher.update(bytes.subarray(NONCE_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+// One derivation per secret: the process holds one secret (CursorSecret reads it once).
+const derivedKeys = new WeakMap<Buffer, Buffer>();
+
+function encryptionKey(secret: Buffer): Buffer {
+  let key = derivedKeys.get(secret);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), KEY_INFO, 32));
+    derivedKeys.set(secret, key);
+  }
+  return key;
 }
 
 function bindingMismatch(payload: Payload, binding: CursorBinding): string | undefined {
@@ -104,22 +138,18 @@ function bindingMismatch(payload: Payload, binding: CursorBinding): string | und
   return undefined;
 }
 
-function parsePayload(body: string): Payload | undefined {
+function parsePayload(plaintext: string): Payload | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    value = JSON.parse(plaintext);
   } catch {
     return undefined;
   }
   const payload = value as Partial<Payload> | null;
   const strings = [payload?.k, payload?.r, payload?.c, payload?.o, payload?.g, payload?.f];
   if (payload?.v !== VERSION || (payload.d !== 'a' && payload.d !== 'b') || strings.some((s) => typeof s !== 'string')) return undefined;
-  if (!/^[0-9]+$/.test(payload.r ?? '')) return undefined;
+  if (payload.r?.length !== ROW_ID_DIGITS || !/^[0-9]+$/.test(payload.r)) return undefined;
   return payload as Payload;
-}
-
-function mac(body: string, secret: Buffer): Buffer {
-  return createHmac('sha256', secret).update(body).digest().subarray(0, MAC_BYTES);
 }
 
 function digest(text: string): string {

@@ -1,3 +1,5 @@
+import { redactApiKeys } from '../domain/key-shaped-text.js';
+
 export interface PageLinks {
   readonly next: string | null;
   readonly previous: string | null;
@@ -44,9 +46,12 @@ const FORM_SAFE = /^[A-Za-z0-9*._-]*$/;
  * The link to the collection with every parameter but `name` as the client
  * sent them and `name` set last, as URLSearchParams `set` would place it;
  * the other parameters are encoded once for all the links of a response.
+ * A key-shaped name or value the client sent is redacted (redactApiKeys):
+ * links are answers, and shared caches and logs keep them.
  */
 function linkWithParam(collectionUrl: string, params: ReadonlyArray<readonly [string, string]>, name: string): (value: string) => string {
-  const others = new URLSearchParams(params.filter(([param]) => param !== name) as [string, string][]).toString();
+  const kept = params.filter(([param]) => param !== name).map(([param, value]): [string, string] => [redactApiKeys(param), redactApiKeys(value)]);
+  const others = new URLSearchParams(kept).toString();
   const prefix = `${collectionUrl}?${others}${others === '' ? '' : '&'}`;
   return (value) => prefix + (FORM_SAFE.test(value) ? `${name}=${value}` : new URLSearchParams([[name, value]]).toString());
 }
