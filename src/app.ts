@@ -6,7 +6,8 @@ import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rem
 import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import { refuseDisallowedHosts, type AllowedHosts } from './http/allowed-hosts.js';
+import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
+import { refuseDisallowedHosts } from './http/allowed-hosts.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { registerDatabaseMetrics } from './metrics/database-metrics.js';

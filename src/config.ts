@@ -1,7 +1,7 @@
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
-import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './http/allowed-hosts.js';
+import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './domain/allowed-hosts-setting.js';
 import { REPLICA_LIMITS_MODES, type ReplicaLimits } from './store/node-role.js';
 
 export interface Config {

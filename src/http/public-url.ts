@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
-import { hostHeaderOf, invalidHostDetail, parseHost } from './allowed-hosts.js';
+import { parseHost } from '../domain/allowed-hosts-setting.js';
+import { hostHeaderOf, invalidHostDetail } from './allowed-hosts.js';
 
 /**
  * The absolute base for links: the configured public URL, else the request's
