@@ -15,7 +15,7 @@ export const DOCS_PATH = '/docs';
 // Everything the reference page loads comes from this server (the Swagger UI
 // assets ship in the npm package), so it works with no internet access, and
 // the policy makes any attempt to load from elsewhere fail visibly.
-const DOCS_CSP =
+export const DOCS_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
 

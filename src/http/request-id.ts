@@ -4,7 +4,8 @@ import { KEY_ID_AND_SECRET } from '../auth/api-key-format.js';
 
 // A client's id is echoed only when it is short and plain, so it cannot
 // inject anything into headers or logs.
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const MAX_REQUEST_ID_LENGTH = 128;
+export const SANE_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_REQUEST_ID_LENGTH}}$`);
 // Nor when it looks like an API key (`lak_…`, or its id and secret without
 // the prefix): a client that put its key in the wrong header would find it
 // echoed back and logged in clear.

@@ -4,7 +4,7 @@ import { API_VERSION, API_VERSION_HEADER } from '../domain/api-version.js';
 
 // For JSON nothing may be loaded, framed or executed; HTML pages (API docs)
 // set their own policy.
-const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
+export const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /**
  * What every answer carries, whatever produced it (a route, a hook, or the socket-level parser rejection):
