@@ -36,7 +36,8 @@ export const identifierValue: ValueParser = {
   schema: Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, examples: ['ent_1'] }),
   parse(raw) {
     if (raw.length === 0) return { ok: false, reason: 'must not be empty' };
-    if (raw.length > MAX_IDENTIFIER_LENGTH) return { ok: false, reason: `must be at most ${MAX_IDENTIFIER_LENGTH} characters` };
+    // Characters, as the tables' CHECK and JSON Schema's maxLength count them: a code point outside the BMP is one.
+    if (raw.length > MAX_IDENTIFIER_LENGTH && [...raw].length > MAX_IDENTIFIER_LENGTH) return { ok: false, reason: `must be at most ${MAX_IDENTIFIER_LENGTH} characters` };
     // PostgreSQL text cannot hold NUL: the query would fail instead of matching nothing.
     if (raw.includes('\u0000')) return { ok: false, reason: 'must not contain a NUL character' };
     return { ok: true, value: raw };

@@ -116,9 +116,12 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
     }
   });
 
-  it('and a value at the bound is not refused for its length', async () => {
-    const entity = await app.inject({ method: 'GET', url: `/api/methods/?entity=${'e'.repeat(255)}`, headers: { authorization: reader.authorization } });
-    expect(entity.statusCode).toBe(200);
+  it('and a value at the bound is not refused for its length, counted in characters as maxLength counts them', async () => {
+    for (const character of ['e', '\u{1F600}']) {
+      const entity = (count: number) => app.inject({ method: 'GET', url: `/api/methods/?entity=${encodeURIComponent(character.repeat(count))}`, headers: { authorization: reader.authorization } });
+      expect((await entity(255)).statusCode, character).toBe(200);
+      expect((await entity(256)).statusCode, character).toBe(422);
+    }
     const reference = await post(urlOf('/api/limits/{uid}/drawdowns/'), { amount: '1.00', reference: 'r'.repeat(255) }, { 'idempotency-key': 'k'.repeat(255) });
     expect(reference.statusCode).toBe(201);
   });
