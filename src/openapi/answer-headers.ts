@@ -6,7 +6,7 @@ import { WINDOW_MS } from '../rate-limits/request-limiter.js';
 import type { JsonObject } from './json-schema.js';
 
 /** The methods an OpenAPI path item can declare. */
-const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
 
@@ -83,47 +83,4 @@ export function declareAnswerHeaders(paths: Record<string, JsonObject>, response
     }
   }
   for (const response of Object.values(responses)) response.headers = withAnswerHeaders(response.headers as Record<string, JsonObject> | undefined, true);
-}
-
-/**
- * The `Allow` of the shared 405: one of the lists the paths' `x-methods-not-allowed` name
- * (`CONNECT host:port`, which names no path, gets `GET, HEAD` too).
- */
-export function declareAllowValues(paths: Record<string, JsonObject>, responses: Record<string, JsonObject>): void {
-  const lists = new Set(Object.values(paths).map((pathItem) => ((pathItem[METHODS_NOT_ALLOWED] as { allow: string[] }).allow).join(', ')));
-  const headers = responses.MethodNotAllowed?.headers as Record<string, JsonObject> | undefined;
-  if (headers?.Allow) headers.Allow = { ...headers.Allow, schema: { type: 'string', enum: [...lists].sort(), examples: ['GET, HEAD'] } };
-}
-
-/** The path-item extension that declares, once per path, the answer to every method the path does not serve. */
-export const METHODS_NOT_ALLOWED = 'x-methods-not-allowed';
-
-/**
- * Declares on each path, in its `x-methods-not-allowed` extension, what
- * every other method gets (SPEC §2): `405` with `Allow` naming `allow`
- * (`answers` holds the Response Objects by status),
- * before authentication and before any body is read. Not operations: those
- * methods do nothing, and OpenAPI cannot name most of them (PROPFIND, …).
- * A URL the router cannot read is a 400 first; on a path with a `{uid}`, a
- * uid over 255 characters is a 404 first. A GET path serves HEAD too.
- */
-export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): void {
-  for (const [path, pathItem] of Object.entries(paths)) {
-    const served = OPENAPI_METHODS.filter((method) => pathItem[method] !== undefined);
-    const allowed = new Set<string>([...served, ...(served.includes('get') ? ['head'] : [])]);
-    // In the order the service lists them (Node's METHODS, alphabetical).
-    const allow = [...allowed].map((method) => method.toUpperCase()).sort();
-    const hasPathParameter = path.includes('{');
-    pathItem[METHODS_NOT_ALLOWED] = {
-      description: `Every other method (any the HTTP parser accepts: DELETE, OPTIONS, PROPFIND, …) is answered 405 with \`Allow: ${allow.join(', ')}\`, before authentication and before any body is read${hasPathParameter ? '; a URL the router cannot read is a 400 first, a uid over 255 characters a 404' : '; a URL the router cannot read is a 400 first'}.`,
-      allow,
-      // Not `responses`: linters read every `responses` under a path as an operation's (asking a 401, a 429, …).
-      answers: {
-        400: { $ref: '#/components/responses/BadRequest' },
-        // A uid longer than any record's is refused as unknown before the method is looked at.
-        ...(hasPathParameter ? { 404: { $ref: '#/components/responses/NotFound' } } : {}),
-        405: { $ref: '#/components/responses/MethodNotAllowed' },
-      },
-    };
-  }
 }
