@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse as InjectResponse } from 'fastify';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
+import { METHODS_NOT_ALLOWED } from '../../src/openapi/methods-not-allowed.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -13,9 +14,6 @@ const OPENAPI_KEYWORDS = ['discriminator', 'xml', 'externalDocs', 'example'];
 
 /** The methods an OpenAPI path item can declare as operations. */
 export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
-
-/** The path-item extension declaring what every method a path does not serve gets (src/openapi/answer-headers.ts). */
-export const METHODS_NOT_ALLOWED = 'x-methods-not-allowed';
 
 /**
  * Headers HTTP itself sends, which OpenAPI does not declare (the spec ignores
