@@ -1,10 +1,10 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { DOCS_CSP } from '../domain/header-values.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { lendingApiDocument } from '../openapi/lending-api-document.js';
 import { GENERATED_IDEMPOTENCY_KEY, referencePageDocument } from '../openapi/reference-page-document.js';
-import { DOCS_CSP } from './security-headers.js';
 
 export interface ApiReferenceRoutesOptions {
   resources: readonly ResourceDefinition[];

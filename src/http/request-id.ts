@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { KEY_ID_AND_SECRET } from '../auth/api-key-format.js';
+import { SANE_REQUEST_ID } from '../domain/request-id-format.js';
 
-// A client's id is echoed only when it is short and plain, so it cannot
-// inject anything into headers or logs.
-export const MAX_REQUEST_ID_LENGTH = 128;
-export const SANE_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_REQUEST_ID_LENGTH}}$`);
-// Nor when it looks like an API key (`lak_…`, or its id and secret without
+// A client's id is echoed only when it is sane (SANE_REQUEST_ID), and not when it looks like an API key (`lak_…`, or its id and secret without
 // the prefix): a client that put its key in the wrong header would find it
 // echoed back and logged in clear.
 const KEY_PREFIX = /lak_/i;

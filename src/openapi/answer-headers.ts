@@ -1,6 +1,6 @@
 import { API_VERSION } from '../domain/api-version.js';
-import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../http/request-id.js';
-import { DOCS_CSP, JSON_CSP, SECURITY_HEADERS } from '../http/security-headers.js';
+import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../domain/request-id-format.js';
+import { DOCS_CSP, JSON_CSP, SECURITY_HEADERS } from '../domain/header-values.js';
 import { WINDOW_MS } from '../rate-limits/request-limiter.js';
 import type { JsonObject } from './json-schema.js';
 

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../domain/errors.js';
-import { MAX_UID_LENGTH } from '../http/record-uid-length.js';
+import { MAX_UID_LENGTH } from '../domain/record-uid.js';
 import { OPENAPI_METHODS } from './answer-headers.js';
 import type { JsonObject } from './json-schema.js';
 import { codesByStatus, problemResponseName, problemResponseOfCodes } from './problem-responses.js';

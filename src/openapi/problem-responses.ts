@@ -1,7 +1,7 @@
 import { WWW_AUTHENTICATE } from '../auth/basic-auth-hook.js';
 import { ERROR_CODES, MAX_LISTED_PARAM_ERRORS, PROBLEM_TYPE_BASE, problemType, type ErrorCode } from '../domain/errors.js';
 import { PROBLEM_CONTENT_TYPE } from '../domain/errors.js';
-import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../http/request-id.js';
+import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../domain/request-id-format.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { rateLimitHeaderSchemas } from './answer-headers.js';
 import { schemaRef, type JsonObject } from './json-schema.js';

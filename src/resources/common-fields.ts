@@ -1,5 +1,5 @@
 import type { FieldDefinition, FilterDefinition } from '../listing/resource-definition.js';
-import { MAX_UID_LENGTH } from '../http/record-uid-length.js';
+import { MAX_UID_LENGTH } from '../domain/record-uid.js';
 import { identifierValue, timestampFrom, timestampTo } from '../listing/value-parsers.js';
 
 /**
