@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { rateLimitHeaderSchemas } from '../../src/openapi/answer-headers.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -47,6 +49,17 @@ describe('the bounds the document declares on what a request sends', () => {
     expect(boundedMembers.map(({ member }) => member).sort()).toEqual(
       ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference'].sort(),
     );
+  });
+});
+
+describe('the bounds the document declares on the rate-limit headers', () => {
+  it('are those of the settings: no budget over X-RateLimit-Limit\'s maximum is accepted', () => {
+    const { limit, remaining } = rateLimitHeaderSchemas();
+    expect(remaining.maximum).toBe(limit.maximum);
+    for (const name of ['RATE_LIMIT_PER_MINUTE', 'WRITE_RATE_LIMIT_PER_MINUTE', 'AUTH_FAILURES_PER_MINUTE']) {
+      expect(() => loadConfig({ [name]: String(limit.maximum) }), name).not.toThrow();
+      expect(() => loadConfig({ [name]: String(Number(limit.maximum) + 1) }), name).toThrow(name);
+    }
   });
 });
 
