@@ -6,14 +6,11 @@ import { oas } from '@stoplight/spectral-rulesets';
 
 const owasp = owaspModule.default ?? owaspModule;
 
-// The operations an API key answers: /api/… except the document itself (no authentication, no limit),
-// and except the operations that only answer 405 (refused before authentication, so before any limit).
-const API_OPERATIONS = "$.paths[?(@property.match(/^\\/api\\/(?!openapi\\.json$)/))][?(@property != 'parameters' && @['x-method-not-allowed'] != true)]";
+// The operations an API key answers: /api/… except the document itself (no authentication, no limit).
+// The path's x-methods-not-allowed (the 405 of other methods, before authentication) is no operation.
+const API_OPERATIONS = "$.paths[?(@property.match(/^\\/api\\/(?!openapi\\.json$)/))][?(@property.match(/^(get|put|post|delete|options|head|patch|trace)$/))]";
 
 const onApiOperations = (name, given) => ({ ...owasp.rules[name], given, severity: 'error' });
-
-// Every operation but those that only answer 405 (declared so the document says what every method gets).
-const SERVED_OPERATIONS = "$.paths[*][?(@property.match(/^(get|put|post|delete|options|head|patch|trace)$/) && @['x-method-not-allowed'] != true)]";
 
 export default {
   extends: [
@@ -22,8 +19,8 @@ export default {
     [owasp, 'off'],
   ],
   rules: {
-    // An operation that only answers 405 has no 2xx by nature; every other operation must have one.
-    'operation-success-response': { ...oas.rules['operation-success-response'], given: SERVED_OPERATIONS },
+    // Every operation answers a 2xx: the methods a path does not serve are its x-methods-not-allowed, not operations.
+    'operation-success-response': 'error',
     // The contract's paths end in `/` (SPEC §2: /api/methods/, /api/limits/{uid}/): the documented form is the one with it.
     'path-keys-no-trailing-slash': 'off',
     // components.responses has one response per code of the error table (so a new code is documented at once);

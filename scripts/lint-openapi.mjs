@@ -1,27 +1,77 @@
 // `npm run lint:openapi` (part of `npm test`): Spectral (.spectral.mjs: spectral:oas and the OWASP
-// API Security rate-limit rules) and Redocly (redocly.yaml: its recommended rules) on openapi.json.
-// Fails on any error; warnings are printed. Neither tool may reach the network: Redocly's telemetry
-// and update check are turned off.
+// API Security rate-limit rules), Redocly (redocly.yaml: its recommended rules) and the stock OWASP
+// API Security ruleset (.spectral-owasp.mjs) on openapi.json, or on the document named as the argument.
+// Fails on any error, and on any error of the stock OWASP ruleset but those ACCEPTED_OWASP_ERRORS
+// lists; warnings are printed. Neither tool may reach the network: Redocly's telemetry and update
+// check are turned off.
 import { spawn } from 'node:child_process';
 import process from 'node:process';
 import { URL } from 'node:url';
 
-const DOCUMENT = 'openapi.json';
+const DOCUMENT = process.argv[2] ?? 'openapi.json';
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
+
+/**
+ * The stock OWASP ruleset's errors the document keeps, by rule, where (a pattern of the finding's path)
+ * and why; docs/sdk.md lists them for users. Any other error fails.
+ */
+const ACCEPTED_OWASP_ERRORS = [
+  { rule: 'owasp:api2:2023-no-http-basic', at: /^components\.securitySchemes\.basicAuth\.scheme$/, why: 'the product authenticates with HTTP Basic (organization ID and API key)' },
+  { rule: 'owasp:api8:2023-no-server-http', at: /^servers\.0\.url$/, why: 'the one server entry is a local `lending-api serve`, which speaks plain HTTP; TLS is terminated in front of an installation' },
+  {
+    rule: 'owasp:api8:2023-define-cors-origin',
+    at: /(^|\.)headers$/,
+    why: 'the service sends no CORS header (Access-Control-Allow-Origin): no other origin may read its answers from a browser, and the document does not declare a header that is never sent',
+  },
+  {
+    rule: 'owasp:api4:2023-rate-limit',
+    at: /^paths\.\/(healthz|readyz|docs|api\/openapi\.json)\.get\.responses\.200\.headers$/,
+    why: 'the probes and the reference take no API key and are not rate-limited, so their answers carry no X-RateLimit-* headers',
+  },
+  {
+    rule: 'owasp:api4:2023-string-limit',
+    at: /(\.(next|previous)|headers\.Link\.schema|\.detail|text\/html\.schema)$/,
+    why: 'answers the service composes with no length cap of their own: page links (their base is PUBLIC_URL or the request), problem details, the reference page',
+  },
+  { rule: 'owasp:api4:2023-integer-limit', at: /^components\.headers\.Retry-After\.schema$/, why: "an overloaded write's Retry-After is the queue's estimated wait, which nothing bounds" },
+];
+
+function unacceptedOwaspErrors(output) {
+  const results = JSON.parse(output.slice(output.indexOf('[')) || '[]');
+  const errors = results.filter((result) => result.severity === 0);
+  const unaccepted = errors.filter((result) => !ACCEPTED_OWASP_ERRORS.some(({ rule, at }) => rule === result.code && at.test(result.path.join('.'))));
+  const byRule = (severity) => {
+    const counts = {};
+    for (const result of results.filter((candidate) => candidate.severity === severity)) counts[result.code] = (counts[result.code] ?? 0) + 1;
+    return Object.entries(counts).map(([rule, count]) => `  ${count} × ${rule}`).join('\n');
+  };
+  const summary = `errors, each accepted (ACCEPTED_OWASP_ERRORS) unless listed above:\n${byRule(0)}\nwarnings:\n${byRule(1)}`;
+  const listed = unaccepted.map((result) => `  error ${result.code} ${result.path.join('.')}: ${result.message}`).join('\n');
+  return { failed: unaccepted.length > 0, shown: unaccepted.length > 0 ? `${listed}\n${summary}` : summary };
+}
 
 const linters = [
   { name: 'spectral', args: ['lint', DOCUMENT, '--ruleset', '.spectral.mjs', '--fail-severity', 'error'] },
   { name: 'redocly', args: ['lint', DOCUMENT, '--config', 'redocly.yaml', '--format', 'summary'] },
+  { name: 'spectral', label: 'owasp (stock ruleset)', args: ['lint', DOCUMENT, '--ruleset', '.spectral-owasp.mjs', '--format', 'json', '--quiet'], judge: unacceptedOwaspErrors },
 ];
 
-function run({ name, args }) {
+function run({ name, label = name, args, judge }) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [new URL(`../node_modules/.bin/${name}`, import.meta.url).pathname, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', (error) => resolve({ name, code: 1, output: `${error.message}\n` }));
-    child.on('close', (code) => resolve({ name, code: code ?? 1, output }));
+    child.on('error', (error) => resolve({ name: label, code: 1, output: `${error.message}\n` }));
+    child.on('close', (code) => {
+      if (!judge) return resolve({ name: label, code: code ?? 1, output });
+      try {
+        const { failed, shown } = judge(output);
+        resolve({ name: label, code: failed ? 1 : 0, output: shown });
+      } catch (error) {
+        resolve({ name: label, code: 1, output: `${String(error)}\n${output}` });
+      }
+    });
   });
 }
 

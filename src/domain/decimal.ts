@@ -15,7 +15,7 @@ export interface DecimalRules {
 
 export type DecimalParseResult = { ok: true; value: string } | { ok: false; reason: string };
 
-const DECIMAL_PATTERN = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d{1,4}))?$/;
+export const DECIMAL_PATTERN = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d{1,4}))?$/;
 
 /** Parses decimal text into its canonical form (`1200`, `0.0005`, `12.5`). */
 export function parseDecimal(text: string, rules: DecimalRules): DecimalParseResult {

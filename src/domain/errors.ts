@@ -56,7 +56,7 @@ export interface ApiErrorOptions {
 }
 
 /** How many invalid query parameters one problem lists in `errors`; the detail counts the rest. */
-const MAX_LISTED_PARAM_ERRORS = 20;
+export const MAX_LISTED_PARAM_ERRORS = 20;
 const MAX_PARAM_NAME_LENGTH = 100;
 
 function truncateName(name: string): string {

@@ -11,7 +11,9 @@ const MICROS_PER_DAY = 86_400n * MICROS_PER_SECOND;
 // date, then optionally [T|t|space] time[.fraction] and an offset. A `+` that
 // arrived unencoded in a query string becomes a space, so a space is also
 // accepted as the sign of a positive offset.
-const TIMESTAMP_PATTERN =
+/** The longest text TIMESTAMP_PATTERN matches: `2024-05-01T10:00:00.123456789+05:30`. */
+export const MAX_TIMESTAMP_TEXT_LENGTH = 35;
+export const TIMESTAMP_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2})(?::?(\d{2}))?)?)?$/;
 
 export type Bound = 'from' | 'to';

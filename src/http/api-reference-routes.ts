@@ -1,6 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { DOCS_CSP } from '../domain/header-values.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { lendingApiDocument } from '../openapi/lending-api-document.js';
 import { GENERATED_IDEMPOTENCY_KEY, referencePageDocument } from '../openapi/reference-page-document.js';
@@ -11,13 +12,6 @@ export interface ApiReferenceRoutesOptions {
 
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PATH = '/docs';
-
-// Everything the reference page loads comes from this server (the Swagger UI
-// assets ship in the npm package), so it works with no internet access, and
-// the policy makes any attempt to load from elsewhere fail visibly.
-const DOCS_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-  "connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'";
 
 /**
  * `GET /api/openapi.json` (the document generated from the resource

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { truncate } from '../domain/truncate.js';
+import { MAX_UID_LENGTH } from '../domain/record-uid.js';
 
-/** The longest uid a record may have (the tables' CHECK). */
-export const MAX_UID_LENGTH = 255;
+export { MAX_UID_LENGTH };
 
 /**
  * The router's bound on a path parameter, as sent: room for a uid of

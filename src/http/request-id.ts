@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { looksLikeApiKey } from '../domain/key-shaped-text.js';
+import { SANE_REQUEST_ID } from '../domain/request-id-format.js';
 
-// A client's id is echoed only when it is short and plain, so it cannot
-// inject anything into headers or logs.
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-// Nor when it looks like an API key (`lak_…`, or its id and secret without
+// A client's id is echoed only when it is sane (SANE_REQUEST_ID), and not when it looks like an API key (`lak_…`, or its id and secret without
 // the prefix): a client that put its key in the wrong header would find it
 // echoed back and logged in clear.
 

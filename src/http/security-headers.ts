@@ -1,21 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { API_VERSION, API_VERSION_HEADER } from '../domain/api-version.js';
+import { JSON_CSP, SECURITY_HEADERS } from '../domain/header-values.js';
 
-// For JSON nothing may be loaded, framed or executed; HTML pages (API docs)
-// set their own policy.
-const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
-
-/**
- * What every answer carries, whatever produced it (a route, a hook, or the socket-level parser rejection):
- * the security headers, and the API version that answered (docs/api.md "Versioning").
- */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  [API_VERSION_HEADER]: API_VERSION,
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-};
+export { SECURITY_HEADERS };
 
 /** The headers of a JSON (or problem+json) answer. */
 export const JSON_SECURITY_HEADERS: Readonly<Record<string, string>> = { ...SECURITY_HEADERS, 'content-security-policy': JSON_CSP };

@@ -92,6 +92,10 @@ export interface FieldDefinition {
   readonly description: string;
   readonly example: string | number;
   readonly enum?: readonly string[];
+  /** The longest value the column holds (its CHECK), for the OpenAPI document. */
+  readonly maxLength?: number;
+  /** A pattern every value of the column matches (its CHECK), for the OpenAPI document. */
+  readonly pattern?: string;
   /** The column may be NULL: the field is then `null` (e.g. an entry's key_id when no key wrote it). */
   readonly nullable?: boolean;
   /**

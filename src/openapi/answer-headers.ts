@@ -1,30 +1,55 @@
 import { API_VERSION } from '../domain/api-version.js';
+import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../domain/request-id-format.js';
+import { DOCS_CSP, JSON_CSP, SECURITY_HEADERS } from '../domain/header-values.js';
+import { WINDOW_MS } from '../rate-limits/request-limiter.js';
 import type { JsonObject } from './json-schema.js';
 
 /** The methods an OpenAPI path item can declare. */
-const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
 
+/**
+ * The most RATE_LIMIT_PER_MINUTE, WRITE_RATE_LIMIT_PER_MINUTE and
+ * AUTH_FAILURES_PER_MINUTE may be (src/config.ts refuses more): the largest
+ * X-RateLimit-Limit and -Remaining.
+ */
+export const MAX_REQUESTS_PER_MINUTE = 1_000_000;
+
+/** X-RateLimit-Limit, -Remaining and -Reset: whole numbers within the window's bounds. */
+export function rateLimitHeaderSchemas(): Record<'limit' | 'remaining' | 'reset', JsonObject> {
+  const upTo = (maximum: number): JsonObject => ({ type: 'integer', format: 'int32', minimum: 0, maximum });
+  return { limit: upTo(MAX_REQUESTS_PER_MINUTE), remaining: upTo(MAX_REQUESTS_PER_MINUTE), reset: upTo(WINDOW_MS / 1000) };
+}
+
 /** `components.headers` of what every answer, or every authenticated answer, carries. */
 export function answerHeaderComponents(): Record<string, JsonObject> {
-  const text = (description: string, required = true): JsonObject => ({ description, required, schema: { type: 'string', maxLength: 1024 } });
-  const count = (description: string): JsonObject => ({ description, required: false, schema: { type: 'integer', minimum: 0 } });
+  const exactly = (description: string, values: readonly string[], required = true): JsonObject => ({
+    description,
+    required,
+    schema: values.length === 1 ? { type: 'string', const: values[0] } : { type: 'string', enum: values },
+  });
+  const rateLimit = rateLimitHeaderSchemas();
+  const count = (description: string, schema: JsonObject): JsonObject => ({ description, required: false, schema });
   return {
-    'X-Request-Id': text("The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID."),
+    'X-Request-Id': {
+      description: "The request's id: the client's own X-Request-Id when it sent a sane one, else a new UUID.",
+      required: true,
+      schema: { type: 'string', maxLength: MAX_REQUEST_ID_LENGTH, pattern: SANE_REQUEST_ID.source },
+    },
     'API-Version': {
       description: 'The API version that answered (docs/api.md "Versioning"): additive changes ship within a version, a breaking change as a new one.',
       required: true,
-      schema: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', examples: [API_VERSION] },
+      schema: { type: 'string', maxLength: 10, pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', examples: [API_VERSION] },
     },
-    'Cache-Control': text('`no-store` on the API\'s answers: they are one organization\'s data.', false),
-    'X-Content-Type-Options': text('`nosniff`.'),
-    'X-Frame-Options': text('`DENY`.'),
-    'Referrer-Policy': text('`no-referrer`.'),
-    'Content-Security-Policy': text("`default-src 'none'; frame-ancestors 'none'` on JSON; the reference page's own policy on HTML."),
-    'X-RateLimit-Limit': count('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).'),
-    'X-RateLimit-Remaining': count('Requests left in the window.'),
-    'X-RateLimit-Reset': count('Seconds until the window resets.'),
+    'Cache-Control': exactly("`no-store` on the API's answers: they are one organization's data.", ['no-store'], false),
+    'X-Content-Type-Options': exactly('`nosniff`.', [SECURITY_HEADERS['x-content-type-options']!]),
+    'X-Frame-Options': exactly('`DENY`.', [SECURITY_HEADERS['x-frame-options']!]),
+    'Referrer-Policy': exactly('`no-referrer`.', [SECURITY_HEADERS['referrer-policy']!]),
+    'Content-Security-Policy': exactly("`default-src 'none'; frame-ancestors 'none'` on JSON; the reference page's own policy on HTML.", [JSON_CSP, DOCS_CSP]),
+    'X-RateLimit-Limit': count('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).', rateLimit.limit),
+    'X-RateLimit-Remaining': count('Requests left in the window.', rateLimit.remaining),
+    'X-RateLimit-Reset': count('Seconds until the window resets.', rateLimit.reset),
   };
 }
 
@@ -57,46 +82,4 @@ export function declareAnswerHeaders(paths: Record<string, JsonObject>, response
     }
   }
   for (const response of Object.values(responses)) response.headers = withAnswerHeaders(response.headers as Record<string, JsonObject> | undefined, true);
-}
-
-/**
- * The methods each path does not serve, declared as operations whose one
- * answer is `405` with `Allow` (SPEC §2). A GET path serves HEAD too.
- */
-export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): void {
-  for (const [path, pathItem] of Object.entries(paths)) {
-    const served = OPENAPI_METHODS.filter((method) => pathItem[method] !== undefined);
-    const operations = served.map((method) => pathItem[method] as { tags?: string[]; parameters?: JsonObject[] });
-    const [tag] = operations.map((operation) => operation.tags?.[0]).filter(Boolean) as string[];
-    // The path's own parameters ({uid}), as the served operations declare them.
-    const pathParameters = (operations[0]?.parameters ?? []).filter((parameter) => parameter.in === 'path');
-    const allowed = new Set<string>([...served, ...(served.includes('get') ? ['head'] : [])]);
-    const allow = OPENAPI_METHODS.filter((method) => allowed.has(method)).map((method) => method.toUpperCase()).join(', ');
-    for (const method of OPENAPI_METHODS.filter((candidate) => !allowed.has(candidate))) {
-      pathItem[method] = {
-        operationId: `${method}${pathName(path)}NotAllowed`,
-        ...(tag ? { tags: [tag] } : {}),
-        summary: `${method.toUpperCase()} is not allowed`,
-        description: `${path} serves ${allow}; ${method.toUpperCase()} is answered 405 with an \`Allow\` header naming them, before authentication and before any body is read (a URL the router cannot read is a 400 first, a uid over 255 characters a 404).`,
-        ...(pathParameters.length > 0 ? { parameters: pathParameters } : {}),
-        security: [],
-        'x-method-not-allowed': true,
-        responses: {
-          400: { $ref: '#/components/responses/BadRequest' },
-          // A uid longer than any record's is refused as unknown before the method is looked at.
-          ...(pathParameters.length > 0 ? { 404: { $ref: '#/components/responses/NotFound' } } : {}),
-          405: { $ref: '#/components/responses/MethodNotAllowed' },
-        },
-      };
-    }
-  }
-}
-
-/** `/api/limits/{uid}/drawdowns/` → `ApiLimitsUidDrawdowns` */
-function pathName(path: string): string {
-  return path
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join('');
 }

@@ -1,8 +1,8 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { uidParameter } from './resource-schemas.js';
-import { errorResponsesByStatus, ledgerEntryRequestBody, WRITE_CREATED_HEADERS, WRITE_ERRORS } from './write-operations.js';
+import { amountSchema, errorResponsesByStatus, ledgerEntryRequestBody, referenceSchema, WRITE_CREATED_HEADERS, WRITE_ERRORS } from './write-operations.js';
 
 const IDEMPOTENCY = `Needs an API key with the \`write\` scope (a read key gets 403 \`insufficient_scope\`) and an \`Idempotency-Key\`: the same key with the same request within 24 hours replays the first answer (with \`Idempotent-Replayed: true\`), a 409 included; with another request it is a 422 \`idempotency_key_reused\`; concurrent requests with one key run once.`;
 
@@ -65,12 +65,8 @@ export function loanWriteSchemas(loans: ResourceDefinition, limits: ResourceDefi
       properties: {
         credit_limit: uid('credit limit it draws on'),
         payment_method: uid('payment method the principal is paid out to: same entity and currency as the limit'),
-        principal: {
-          type: ['string', 'number'],
-          description: 'Amount lent: positive, at most two decimal places, below 10^13; a JSON string ("5000.00") or number, read exactly.',
-          examples: ['5000.00'],
-        },
-        reference: { type: 'string', minLength: 1, maxLength: MAX_REFERENCE_LENGTH, description: 'Your own id for the loan, no control characters.' },
+        principal: amountSchema('Amount lent: positive, at most two decimal places, below 10^13; a JSON string ("5000.00") or number, read exactly.', '5000.00'),
+        reference: referenceSchema('Your own id for the loan, no control characters.'),
       },
       additionalProperties: false,
     },

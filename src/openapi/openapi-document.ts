@@ -6,7 +6,8 @@ import { capitalize, plural, withArticle } from './plural.js';
 import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
-import { answerHeaderComponents, declareAnswerHeaders, declareMethodsNotAllowed } from './answer-headers.js';
+import { answerHeaderComponents, declareAnswerHeaders } from './answer-headers.js';
+import { declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
 import { creditLimits } from '../resources/credit-limits.js';
 import { loans } from '../resources/loans.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
@@ -70,12 +71,14 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   };
   declareMethodsNotAllowed(paths);
   const responses = problemResponses();
+  declareAllowValues(paths, responses);
   declareAnswerHeaders(paths, responses);
 
   return {
     openapi: '3.1.0',
     info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
-    servers: [{ url: `http://localhost:${DEFAULT_PORT}`, description: 'A local `lending-api serve` on its default port; use your installation\'s own origin.' }],
+    // x-internal: false — the API is for the organizations' own systems, not only the operator's.
+    servers: [{ url: `http://localhost:${DEFAULT_PORT}`, description: 'A local `lending-api serve` on its default port; use your installation\'s own origin.', 'x-internal': false }],
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
@@ -120,7 +123,11 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
             serves_limits: { type: 'boolean', description: 'Whether this node answers credit limits (always on a primary; on a standby only while it is the synchronous standby: declared with REPLICA_LIMITS=sync, or named by Patroni with PATRONI_URL).' },
             lag_bytes: { type: ['number', 'null'], description: 'On a standby: WAL received but not yet applied, in bytes.' },
             lag_seconds: { type: ['number', 'null'], description: 'On a standby: how far behind the applied data is, in seconds (0 when caught up).' },
-            wal_receiver: { type: ['string', 'null'], description: "On a standby: its WAL receiver's status (streaming while connected to the primary)." },
+            wal_receiver: {
+              // pg_stat_wal_receiver.status: the states PostgreSQL names (WalRcvGetStateString).
+              enum: ['stopped', 'starting', 'streaming', 'waiting', 'restarting', 'stopping', 'UNKNOWN', null],
+              description: "On a standby: its WAL receiver's status (streaming while connected to the primary).",
+            },
           },
           additionalProperties: false,
         },
@@ -130,7 +137,8 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
       headers: {
         ...ledger?.headers,
         ...answerHeaderComponents(),
-        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
+        // No maximum: an overloaded write's wait is estimated from the queue ahead of it, which nothing bounds.
+        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', format: 'int32', minimum: 0 } },
         Link: {
           description: 'RFC 8288 links to the `next`, `prev` and `first` pages.',
           required: true,

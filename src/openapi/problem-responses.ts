@@ -1,9 +1,29 @@
 import { WWW_AUTHENTICATE } from '../auth/www-authenticate.js';
-import { ERROR_CODES, problemType, type ErrorCode } from '../domain/errors.js';
+import { ERROR_CODES, MAX_LISTED_PARAM_ERRORS, PROBLEM_TYPE_BASE, problemType, type ErrorCode } from '../domain/errors.js';
 import { PROBLEM_CONTENT_TYPE } from '../domain/errors.js';
+import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../domain/request-id-format.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import { rateLimitHeaderSchemas } from './answer-headers.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
+import { countSchema } from './resource-schemas.js';
 
 const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
+
+/**
+ * Bounds of every code of the error table and of its title (a test holds the table to them): stated
+ * once rather than computed, so that a new code widens no schema of the released document.
+ */
+export const MAX_ERROR_CODE_LENGTH = 64;
+export const MAX_ERROR_TITLE_LENGTH = 100;
+
+/**
+ * The most members a write body can name, each one an `errors` entry of an
+ * `invalid_body` when none is accepted: the shortest member is `"":0` and a
+ * comma, and the body is at most MAX_WRITE_BODY_BYTES (`{` and `}` included).
+ */
+const MAX_BODY_MEMBERS = Math.floor((MAX_WRITE_BODY_BYTES - 1) / 5);
+/** `invalid_parameter` lists at most MAX_LISTED_PARAM_ERRORS; `invalid_body` one per member. */
+const MAX_PARAM_ERRORS = Math.max(MAX_LISTED_PARAM_ERRORS, MAX_BODY_MEMBERS);
 
 /** Headers a problem of this code always carries, besides X-Request-Id. */
 const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = {
@@ -11,7 +31,7 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
     'WWW-Authenticate': {
       description: 'The Basic challenge.',
       required: true,
-      schema: { type: 'string', examples: [WWW_AUTHENTICATE] },
+      schema: { type: 'string', const: WWW_AUTHENTICATE },
     },
   },
   method_not_allowed: {
@@ -22,10 +42,10 @@ const PROBLEM_HEADERS: Partial<Record<ErrorCode, Record<string, JsonObject>>> = 
     'X-RateLimit-Limit': {
       description: "The budget: the API key's requests in the window, or, for an address blocked after failed logins, the failed authentications it may make (AUTH_FAILURES_PER_MINUTE).",
       required: true,
-      schema: { type: 'integer', minimum: 0 },
+      schema: rateLimitHeaderSchemas().limit,
     },
-    'X-RateLimit-Remaining': { description: 'Requests left in the window.', required: true, schema: { type: 'integer', minimum: 0 } },
-    'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: { type: 'integer', minimum: 0 } },
+    'X-RateLimit-Remaining': { description: 'Requests left in the window.', required: true, schema: rateLimitHeaderSchemas().remaining },
+    'X-RateLimit-Reset': { description: 'Seconds until the window resets.', required: true, schema: rateLimitHeaderSchemas().reset },
   },
   service_unavailable: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
   overloaded: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
@@ -74,7 +94,13 @@ export function problemSchemas(): Record<string, JsonObject> {
       type: 'object',
       required: ['param', 'detail'],
       properties: {
-        param: { type: 'string', description: 'The query parameter, or the request body member, at fault.', examples: ['created_from'] },
+        param: {
+          type: 'string',
+          // A query parameter's name is cut to 100 characters and `…`; a body member's is as sent, within the body's bytes.
+          maxLength: MAX_WRITE_BODY_BYTES,
+          description: 'The query parameter, or the request body member, at fault.',
+          examples: ['created_from'],
+        },
         detail: { type: 'string', description: 'What is wrong with it.' },
       },
       additionalProperties: false,
@@ -85,19 +111,32 @@ export function problemSchemas(): Record<string, JsonObject> {
       type: 'object',
       required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
       properties: {
-        type: { type: 'string', format: 'uri', description: 'Identifies the kind of problem.', examples: [problemType('invalid_parameter')] },
-        title: { type: 'string', description: 'Short summary of the kind of problem.' },
-        status: { type: 'integer', description: 'The HTTP status code.' },
+        type: {
+          type: 'string',
+          format: 'uri',
+          maxLength: PROBLEM_TYPE_BASE.length + MAX_ERROR_CODE_LENGTH,
+          pattern: `^${PROBLEM_TYPE_BASE.replaceAll('.', '\\.')}[a-z-]+$`,
+          description: 'Identifies the kind of problem.',
+          examples: [problemType('invalid_parameter')],
+        },
+        title: { type: 'string', maxLength: MAX_ERROR_TITLE_LENGTH, description: 'Short summary of the kind of problem.' },
+        status: { type: 'integer', format: 'int32', minimum: 400, maximum: 599, description: 'The HTTP status code: every problem is a 4xx or a 5xx.' },
         detail: { type: 'string', description: 'What went wrong with this request, for a human.' },
         code: { type: 'string', enum: ALL_CODES, description: 'Stable machine-readable error code.' },
         errors: {
           type: 'array',
+          maxItems: MAX_PARAM_ERRORS,
           items: schemaRef('ParamError'),
           description: 'Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).',
         },
-        request_id: { type: 'string', description: 'The X-Request-Id of the request; quote it when reporting a problem.' },
-        last_page: { type: 'integer', minimum: 1, description: 'The last page there is (`page_out_of_range` only).' },
-        count: { type: 'integer', minimum: 0, description: 'Number of matching records (`page_out_of_range` only).' },
+        request_id: {
+          type: 'string',
+          maxLength: MAX_REQUEST_ID_LENGTH,
+          pattern: SANE_REQUEST_ID.source,
+          description: 'The X-Request-Id of the request; quote it when reporting a problem.',
+        },
+        last_page: { ...countSchema(1), description: 'The last page there is (`page_out_of_range` only).' },
+        count: { ...countSchema(0), description: 'Number of matching records (`page_out_of_range` only).' },
       },
       additionalProperties: true,
     },
@@ -172,7 +211,7 @@ function problemSchemaOf(code: ErrorCode): JsonObject {
           code: { const: code },
           type: { const: problemType(code) },
           title: { const: title },
-          ...(requiresErrors ? { errors: { type: 'array', minItems: 1, items: schemaRef('ParamError') } } : {}),
+          ...(requiresErrors ? { errors: { type: 'array', minItems: 1, maxItems: code === 'invalid_parameter' ? MAX_LISTED_PARAM_ERRORS : MAX_BODY_MEMBERS, items: schemaRef('ParamError') } } : {}),
         },
       },
     ],

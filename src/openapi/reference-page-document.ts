@@ -9,18 +9,12 @@ export const GENERATED_IDEMPOTENCY_KEY = 'fresh-uuid-per-request';
 
 /**
  * The document as /docs renders it: with no `servers`, so "Try it out"
- * calls the server that serves the page; without the operations that only
- * answer 405 (the page lists what can be done); and with the
- * Idempotency-Key parameter pre-filled with GENERATED_IDEMPOTENCY_KEY.
+ * calls the server that serves the page; and with the Idempotency-Key
+ * parameter pre-filled with GENERATED_IDEMPOTENCY_KEY.
  */
 export function referencePageDocument(document: JsonObject): JsonObject {
   const copy = structuredClone(document);
   delete copy.servers;
-  for (const pathItem of Object.values(copy.paths as Record<string, JsonObject>)) {
-    for (const [method, operation] of Object.entries(pathItem)) {
-      if ((operation as JsonObject)['x-method-not-allowed'] === true) delete pathItem[method];
-    }
-  }
   const parameters = (copy.components as { parameters?: Record<string, JsonObject> }).parameters;
   const key = parameters?.['Idempotency-Key'];
   if (key) {

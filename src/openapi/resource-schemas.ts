@@ -5,6 +5,20 @@ import { capitalize, plural } from './plural.js';
 
 /** The canonical form every timestamp field is written in. */
 export const TIMESTAMP_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$';
+/** Its length: `2024-05-01T10:00:00.123456Z`. */
+const TIMESTAMP_LENGTH = 27;
+
+/**
+ * The most records a count can name, and the highest page: JSON numbers are
+ * exact integers up to 2^53 − 1, and no store holds that many records. A
+ * `page` above it is a 404 `page_out_of_range`, as any page past the last.
+ */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
+/** `count`, `last_page`, `page`: exact integers from `minimum` to MAX_COUNT. */
+export function countSchema(minimum: number): JsonObject {
+  return { type: 'integer', format: 'int64', minimum, maximum: MAX_COUNT };
+}
 
 export function pageSchemaName(resource: ResourceDefinition): string {
   return `${resource.schemaName}Page`;
@@ -27,11 +41,12 @@ function fieldSchema(field: FieldDefinition): JsonObject {
   const common = { description: field.description, examples: [field.example] };
   const type = (name: string) => (field.nullable ? [name, 'null'] : name);
   const values = field.enum ? { enum: field.nullable ? [...field.enum, null] : [...field.enum] } : {};
+  const bounds = { ...(field.maxLength === undefined ? {} : { maxLength: field.maxLength }), ...(field.pattern === undefined ? {} : { pattern: field.pattern }) };
   switch (field.type) {
     case 'string':
-      return { type: type('string'), ...common, ...values };
+      return { type: type('string'), ...bounds, ...common, ...values };
     case 'timestamp':
-      return { type: type('string'), format: 'date-time', pattern: TIMESTAMP_PATTERN, ...common, ...values };
+      return { type: type('string'), format: 'date-time', maxLength: TIMESTAMP_LENGTH, pattern: TIMESTAMP_PATTERN, ...common, ...values };
     case 'decimal':
       return { type: type('number'), ...common, ...values };
   }
@@ -53,7 +68,7 @@ export function pageSchema(resource: ResourceDefinition): JsonObject {
     type: 'object',
     required: ['count', 'next', 'previous', 'items'],
     properties: {
-      count: { type: 'integer', minimum: 0, description: 'Exact number of matching records.', examples: [105] },
+      count: { ...countSchema(0), description: 'Exact number of matching records.', examples: [105] },
       next: link('next'),
       previous: link('previous'),
       items: { type: 'array', maxItems: PAGE_SIZE, items: schemaRef(resource.schemaName) },
@@ -98,7 +113,7 @@ export function listParameters(resource: ResourceDefinition): JsonObject[] {
       in: 'query',
       required: false,
       description: `Page number, from 1, for example \`2\`. Pages hold ${PAGE_SIZE} items; a page past the last one is a 404 \`page_out_of_range\`. Not with \`cursor\`.`,
-      schema: { type: 'integer', minimum: 1, default: 1 },
+      schema: { ...countSchema(1), default: 1 },
     },
     {
       name: 'cursor',

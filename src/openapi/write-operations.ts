@@ -2,6 +2,8 @@ import { ERROR_CODES, PROBLEM_CONTENT_TYPE, type ErrorCode } from '../domain/err
 import { LEDGER_KINDS, type LedgerKind } from '../ledger/ledger-entry.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_REFERENCE_LENGTH, MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import { MAX_TIMESTAMP_TEXT_LENGTH } from '../domain/timestamp.js';
+import { DECIMAL_PATTERN } from '../domain/decimal.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { codesByStatus, problemHeadersOf, problemResponseRef } from './problem-responses.js';
 import { uidParameter } from './resource-schemas.js';
@@ -49,6 +51,19 @@ export const WRITE_CREATED_HEADERS: JsonObject = {
   'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
   'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' },
 };
+
+/**
+ * An amount as a JSON string: decimal text (its value is checked after: positive, two decimal places,
+ * below 10^13), as long as a body may be. As a JSON number it is read from its text the same way.
+ */
+export function amountSchema(description: string, example: string): JsonObject {
+  return { type: ['string', 'number'], maxLength: MAX_WRITE_BODY_BYTES, pattern: DECIMAL_PATTERN.source, description, examples: [example] };
+}
+
+/** A client's reference: 1–MAX_REFERENCE_LENGTH characters, none of them a control character (C0, DEL, C1). */
+export function referenceSchema(description: string): JsonObject {
+  return { type: 'string', minLength: 1, maxLength: MAX_REFERENCE_LENGTH, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]+$', description };
+}
 
 /** The body of a POST that records one ledger entry (a drawdown, a repayment, a loan's repayment). */
 export function ledgerEntryRequestBody(example: JsonObject): JsonObject {
@@ -125,22 +140,14 @@ export function writeComponents(limits: ResourceDefinition): { schemas: Record<s
         type: 'object',
         required: ['amount'],
         properties: {
-          amount: {
-            type: ['string', 'number'],
-            description: 'Positive, at most two decimal places, below 10^13; a JSON string ("1200.50") or number, read exactly (never through a binary float).',
-            examples: ['1200.00'],
-          },
+          amount: amountSchema('Positive, at most two decimal places, below 10^13; a JSON string ("1200.50") or number, read exactly (never through a binary float).', '1200.00'),
           at: {
             type: 'string',
             format: 'date-time',
+            maxLength: MAX_TIMESTAMP_TEXT_LENGTH,
             description: "The entry's own time, RFC 3339 with an offset; never in the future. Default: now. The limit's updated_at moves to the time of the write, whatever this says.",
           },
-          reference: {
-            type: 'string',
-            minLength: 1,
-            maxLength: MAX_REFERENCE_LENGTH,
-            description: 'Your own reference (a loan or invoice number), no control characters.',
-          },
+          reference: referenceSchema('Your own reference (a loan or invoice number), no control characters.'),
         },
         additionalProperties: false,
       },
@@ -161,7 +168,8 @@ export function writeComponents(limits: ResourceDefinition): { schemas: Record<s
         in: 'header',
         required: true,
         description: `A unique value per logical write (a UUID), reused on its retries; 1–${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, scoped to your organization, remembered 24 hours.`,
-        schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+        // Printable ASCII, as src/http/idempotency-key-header.ts checks.
+        schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x20-\\x7e]+$' },
       },
     },
     headers: {

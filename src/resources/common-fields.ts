@@ -1,4 +1,5 @@
 import type { FieldDefinition, FilterDefinition } from '../listing/resource-definition.js';
+import { MAX_UID_LENGTH } from '../domain/record-uid.js';
 import { identifierValue, timestampFrom, timestampTo } from '../listing/value-parsers.js';
 
 /**
@@ -7,14 +8,20 @@ import { identifierValue, timestampFrom, timestampTo } from '../listing/value-pa
  * pre-fills it in "Try it out" and it should be found there.
  */
 export function uidField(prefix: string, example = `${prefix}_1`): FieldDefinition {
-  return { column: 'uid', type: 'string', description: 'Stable public identifier.', example };
+  return { column: 'uid', type: 'string', description: 'Stable public identifier.', example, maxLength: MAX_UID_LENGTH };
 }
+
+/** Bounds of a column holding a record's uid (the tables' CHECK: 1–255 characters). */
+export const UID_BOUNDS = { maxLength: MAX_UID_LENGTH } as const;
+/** Bounds of a currency column (the tables' CHECK: three upper-case letters). */
+export const CURRENCY_BOUNDS = { maxLength: 3, pattern: '^[A-Z]{3}$' } as const;
 
 export const entityField: FieldDefinition = {
   column: 'entity',
   type: 'string',
   description: 'UID of the entity (borrower) it belongs to.',
   example: 'ent_1',
+  ...UID_BOUNDS,
 };
 
 export const createdAtField: FieldDefinition = {

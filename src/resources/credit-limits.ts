@@ -1,5 +1,5 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
-import { createdAtField, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
+import { createdAtField, CURRENCY_BOUNDS, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
 
 export const creditLimits: ResourceDefinition = {
   path: 'limits',
@@ -12,7 +12,7 @@ export const creditLimits: ResourceDefinition = {
   fields: {
     uid: uidField('cl', 'cl_demo_01_usd'),
     entity: entityField,
-    currency: { column: 'currency', type: 'string', description: "The limit's currency (ISO 4217).", example: 'USD' },
+    currency: { column: 'currency', type: 'string', description: "The limit's currency (ISO 4217).", example: 'USD', ...CURRENCY_BOUNDS },
     capacity: { column: 'capacity', type: 'decimal', description: 'The most the entity may borrow.', example: 50000 },
     outstanding: { column: 'outstanding', type: 'decimal', description: 'Amount currently drawn.', example: 1000 },
     balance: { column: 'balance', type: 'decimal', description: 'Credit still available: capacity − outstanding.', example: 49000 },

@@ -6,7 +6,7 @@ import { asciiUpperCase } from '../domain/ascii-upper-case.js';
 
 /** An ISO 3166-1 alpha-2 code in any letter case, normalized to upper case. */
 export const countryValue: ValueParser = {
-  schema: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 code, any letter case', examples: ['US'] }),
+  schema: Type.String({ maxLength: 2, pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 code, any letter case', examples: ['US'] }),
   parse(raw) {
     const code = asciiUpperCase(raw);
     if (!/^[A-Z]{2}$/.test(code)) return { ok: false, reason: 'must be a two-letter ISO 3166-1 country code' };
@@ -14,6 +14,9 @@ export const countryValue: ValueParser = {
     return { ok: true, value: code };
   },
 };
+
+/** The longest entity name (the table's CHECK). */
+const MAX_ENTITY_NAME_LENGTH = 200;
 
 export const entities: ResourceDefinition = {
   path: 'entities',
@@ -24,8 +27,8 @@ export const entities: ResourceDefinition = {
   countedRows: true,
   fields: {
     uid: uidField('ent', 'ent_demo_01'),
-    name: { column: 'name', type: 'string', description: 'Legal or trading name.', example: 'Acme Trading Ltd' },
-    country: { column: 'country', type: 'string', description: 'Country of registration: ISO 3166-1 alpha-2, upper case.', example: 'GB' },
+    name: { column: 'name', type: 'string', description: 'Legal or trading name.', example: 'Acme Trading Ltd', maxLength: MAX_ENTITY_NAME_LENGTH },
+    country: { column: 'country', type: 'string', description: 'Country of registration: ISO 3166-1 alpha-2, upper case.', example: 'GB', maxLength: 2, pattern: '^[A-Z]{2}$' },
     created_at: createdAtField,
     updated_at: updatedAtField,
   },
@@ -38,6 +41,6 @@ export const entities: ResourceDefinition = {
   importLine: {
     object: 'entity',
     uidPrefix: 'ent',
-    fields: { name: { kind: 'text', maxLength: 200 }, country: { kind: 'country' } },
+    fields: { name: { kind: 'text', maxLength: MAX_ENTITY_NAME_LENGTH }, country: { kind: 'country' } },
   },
 };

@@ -1,6 +1,7 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { timestampFrom, timestampTo } from '../listing/value-parsers.js';
-import { createdAtField, timeRangeFilters } from './common-fields.js';
+import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
+import { createdAtField, timeRangeFilters, UID_BOUNDS } from './common-fields.js';
 import { creditLimits } from './credit-limits.js';
 
 /**
@@ -26,7 +27,7 @@ export const ledgerEntries: ResourceDefinition = {
   // The entry's id is the caller's text key; seq is the unique order of recording (migration 011).
   rowId: 'seq',
   fields: {
-    id: { column: 'id', type: 'string', description: "The entry's id, unique in the organization: recording the same id again changes nothing.", example: 'dd_2024_0001' },
+    id: { column: 'id', type: 'string', description: "The entry's id, unique in the organization: recording the same id again changes nothing.", example: 'dd_2024_0001', ...UID_BOUNDS },
     kind: { column: 'kind', type: 'string', description: 'drawdown (outstanding grows) or repayment (it shrinks).', example: 'drawdown', enum: ['drawdown', 'repayment'] },
     amount: { column: 'amount', type: 'decimal', description: 'Amount moved, in the limit\'s currency; always positive.', example: 250.5 },
     at: {
@@ -41,6 +42,7 @@ export const ledgerEntries: ResourceDefinition = {
       description: "The writer's own reference (e.g. a loan or payment id); null when none was given.",
       example: 'loan-8812',
       nullable: true,
+      maxLength: MAX_REFERENCE_LENGTH,
     },
     loan: {
       column: 'loan',
@@ -48,6 +50,7 @@ export const ledgerEntries: ResourceDefinition = {
       description: 'UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.',
       example: 'ln_demo_01',
       nullable: true,
+      ...UID_BOUNDS,
       addedWithinVersion: true,
     },
     key_id: {
@@ -56,6 +59,8 @@ export const ledgerEntries: ResourceDefinition = {
       description: 'Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.',
       example: 'key_0123456789abcdef',
       nullable: true,
+      maxLength: 20,
+      pattern: '^key_[0-9a-f]{16}$',
     },
     created_at: {
       ...createdAtField,

@@ -1,6 +1,7 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { currencyValue, enumValue, identifierValue } from '../listing/value-parsers.js';
-import { createdAtField, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
+import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
+import { createdAtField, CURRENCY_BOUNDS, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField, UID_BOUNDS } from './common-fields.js';
 import { creditLimits } from './credit-limits.js';
 import { paymentMethods } from './payment-methods.js';
 
@@ -23,18 +24,19 @@ export const loans: ResourceDefinition = {
   fields: {
     uid: uidField('ln', 'ln_demo_01'),
     entity: { ...entityField, description: "UID of the borrowing entity (the credit limit's and the payment method's)." },
-    credit_limit: { column: 'credit_limit', type: 'string', description: 'UID of the credit limit it draws on.', example: 'cl_demo_01_usd' },
+    credit_limit: { column: 'credit_limit', type: 'string', description: 'UID of the credit limit it draws on.', example: 'cl_demo_01_usd', ...UID_BOUNDS },
     payment_method: {
       column: 'payment_method',
       type: 'string',
       description: 'UID of the payment method the principal is paid out to (same entity, same currency).',
       example: 'pm_demo_001',
+      ...UID_BOUNDS,
     },
-    currency: { column: 'currency', type: 'string', description: "The limit's currency (ISO 4217).", example: 'USD' },
+    currency: { column: 'currency', type: 'string', description: "The limit's currency (ISO 4217).", example: 'USD', ...CURRENCY_BOUNDS },
     principal: { column: 'principal', type: 'decimal', description: 'Amount lent.', example: 5000 },
     outstanding: { column: 'outstanding', type: 'decimal', description: 'principal − repayments (real time).', example: 4000 },
     status: { column: 'status', type: 'string', description: 'active while outstanding > 0, then repaid.', example: 'active', enum: LOAN_STATUSES },
-    reference: { column: 'reference', type: 'string', description: "The lender's own id for it; null when none was given.", example: 'loan-8812', nullable: true },
+    reference: { column: 'reference', type: 'string', description: "The lender's own id for it; null when none was given.", example: 'loan-8812', nullable: true, maxLength: MAX_REFERENCE_LENGTH },
     created_at: createdAtField,
     updated_at: updatedAtField,
   },

@@ -1,6 +1,6 @@
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { currencyValue } from '../listing/value-parsers.js';
-import { createdAtField, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
+import { createdAtField, CURRENCY_BOUNDS, entityField, entityFilter, timeRangeFilters, uidField, updatedAtField } from './common-fields.js';
 
 export const PAYMENT_METHOD_TYPES = ['ACH', 'SEPA', 'BACS', 'WIRE', 'CARD'] as const;
 
@@ -15,8 +15,8 @@ export const paymentMethods: ResourceDefinition = {
     uid: uidField('pm', 'pm_demo_001'),
     entity: entityField,
     type: { column: 'type', type: 'string', description: 'Payment rail.', example: 'ACH', enum: PAYMENT_METHOD_TYPES },
-    currency: { column: 'currency', type: 'string', description: 'ISO 4217 code, upper case.', example: 'USD' },
-    last_2: { column: 'last_2', type: 'string', description: 'Last two digits of the account number.', example: '89' },
+    currency: { column: 'currency', type: 'string', description: 'ISO 4217 code, upper case.', example: 'USD', ...CURRENCY_BOUNDS },
+    last_2: { column: 'last_2', type: 'string', description: 'Last two digits of the account number.', example: '89', maxLength: 2, pattern: '^[0-9]{2}$' },
     created_at: createdAtField,
     updated_at: updatedAtField,
   },

@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse as InjectResponse } from 'fastify';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
+import { METHODS_NOT_ALLOWED } from '../../src/openapi/methods-not-allowed.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -11,7 +12,7 @@ const DOCUMENT_ID = 'https://lending-api.test/openapi.json';
 /** Keywords of the OpenAPI 3.1 dialect that are not JSON Schema's. */
 const OPENAPI_KEYWORDS = ['discriminator', 'xml', 'externalDocs', 'example'];
 
-/** The methods an OpenAPI path item can declare; any other (PROPFIND, …) has no place in the document. */
+/** The methods an OpenAPI path item can declare as operations. */
 export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 /**
@@ -59,22 +60,42 @@ export class OpenApiContract {
     this.#ajv.addSchema({ ...document, $id: DOCUMENT_ID });
   }
 
-  /** Whether the document has this operation (e.g. `head`, `/api/methods/{uid}/`). */
-  hasOperation(pathTemplate: string, method: string): boolean {
-    return this.#resolve(`/paths/${escape(pathTemplate)}/${method.toLowerCase()}`) !== undefined;
-  }
-
-  /** Violations of `response` as an answer to `method pathTemplate` (e.g. `GET /api/methods/{uid}/`). */
+  /**
+   * Violations of `response` as an answer to `method pathTemplate` (e.g. `GET /api/methods/{uid}/`):
+   * against the operation, or, for a method the path does not serve, against the path's
+   * `x-methods-not-allowed` (its `answers`, and on a 405 the `Allow` it lists). A HEAD is
+   * answered by the GET unless the document has a HEAD of its own.
+   */
   check(method: string, pathTemplate: string, response: InjectResponse | ObservedResponse): ContractViolation[] {
     const given = 'statusCode' in response ? observedOf(response) : response;
+    const asked = method.toLowerCase();
     // A HEAD answer has the headers of the GET (or of the refusal), and no body.
-    const observed = method.toLowerCase() === 'head' ? { ...given, body: undefined } : given;
-    const operationPointer = `/paths/${escape(pathTemplate)}/${method.toLowerCase()}`;
-    if (!this.#resolve(operationPointer)) return [{ where: operationPointer, message: 'operation is not documented' }];
-    const responses = this.#resolve(`${operationPointer}/responses`) as Record<string, unknown>;
+    const observed = asked === 'head' ? { ...given, body: undefined } : given;
+    const pathPointer = `/paths/${escape(pathTemplate)}`;
+    const pathItem = this.#resolve(pathPointer) as Record<string, unknown> | undefined;
+    if (pathItem === undefined) return [{ where: pathPointer, message: 'path is not documented' }];
+    const operation = asked === 'head' && !pathItem.head && pathItem.get ? 'get' : asked;
+    if ((OPENAPI_METHODS as readonly string[]).includes(operation) && pathItem[operation] !== undefined) {
+      return this.#checkAgainst(`${pathPointer}/${operation}/responses`, observed);
+    }
+    const notAllowed = pathItem[METHODS_NOT_ALLOWED] as { allow?: string[] } | undefined;
+    const where = `${pathPointer}/${METHODS_NOT_ALLOWED}`;
+    if (notAllowed === undefined) return [{ where: `${pathPointer}/${operation}`, message: 'operation is not documented' }];
+    const allow = notAllowed.allow ?? [];
+    if (allow.includes(method.toUpperCase())) return [{ where, message: `${method.toUpperCase()} is in allow but has no operation` }];
+    const violations = this.#checkAgainst(`${where}/answers`, observed);
+    if (observed.status === 405 && String(observed.headers.allow) !== allow.join(', ')) {
+      violations.push({ where: `${where}/allow`, message: `Allow '${String(observed.headers.allow)}' is not the declared '${allow.join(', ')}'` });
+    }
+    return violations;
+  }
+
+  /** Violations against the Response Object of the status `response` has, in the Responses Object at `pointer`. */
+  #checkAgainst(pointer: string, observed: ObservedResponse): ContractViolation[] {
+    const responses = this.#resolve(pointer) as Record<string, unknown>;
     const key = [String(observed.status), `${String(observed.status).charAt(0)}XX`, 'default'].find((candidate) => candidate in responses);
-    if (key === undefined) return [{ where: `${operationPointer}/responses`, message: `status ${observed.status} is not documented` }];
-    return this.checkResponseObject(`${operationPointer}/responses/${key}`, observed);
+    if (key === undefined) return [{ where: pointer, message: `status ${observed.status} is not documented` }];
+    return this.checkResponseObject(`${pointer}/${key}`, observed);
   }
 
   /** Violations against a response object by JSON pointer, e.g. `/components/responses/MethodNotAllowed`. */

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
-import { OPENAPI_METHODS, OpenApiContract, type ContractViolation, type ObservedResponse } from './openapi-contract.js';
+import { OpenApiContract, type ContractViolation, type ObservedResponse } from './openapi-contract.js';
 
 /** The committed document: what integrators read, kept equal to the generated one by test/openapi. */
 export const OPENAPI_FILE = new URL('../../openapi.json', import.meta.url);
@@ -23,9 +23,10 @@ type Report = (violation: ObservedViolation) => void;
  * hands each violation to `report`: the status is declared for the
  * operation, every header sent is declared, the body is valid. Installed on
  * every Fastify instance of the process (test/helpers/response-contract-hook.ts),
- * so no test has to ask for it. Paths the document does not have (the
- * reference page's assets, unknown paths) and methods OpenAPI cannot declare
- * (PROPFIND, …) are not checked.
+ * so no test has to ask for it. A method a path does not serve (PROPFIND
+ * included) is checked against the path's `x-methods-not-allowed`. Paths the
+ * document does not have (the reference page's assets, unknown paths) are
+ * not checked.
  */
 export class ResponseContract {
   readonly #contract: OpenApiContract;
@@ -73,12 +74,9 @@ export class ResponseContract {
   check(method: string, url: string, response: ObservedResponse): void {
     const path = url.split('?')[0] ?? '/';
     const template = this.#paths.find((candidate) => candidate.pattern.test(path))?.template;
-    const documented = method.toLowerCase();
-    if (template === undefined || !(OPENAPI_METHODS as readonly string[]).includes(documented)) return;
-    // A HEAD is answered by the GET route unless the document has a HEAD of its own.
-    const operation = documented === 'head' && !this.#contract.hasOperation(template, 'head') ? 'get' : documented;
+    if (template === undefined) return;
     const request = `${method} ${url.slice(0, 200)} → ${response.status}`;
-    for (const violation of this.#contract.check(operation, template, response)) this.#report({ request, ...violation });
+    for (const violation of this.#contract.check(method, template, response)) this.#report({ request, ...violation });
   }
 
   #watchWrites(request: IncomingMessage, response: ServerResponse): void {

@@ -29,10 +29,10 @@ describe('API versioning (docs/api.md "Versioning")', () => {
   it('classes an added optional response field, an added path, an optional parameter and a new error code as additive', async () => {
     const after = structuredClone(await released(API_VERSION));
     const schemas = (after.components as { schemas: Record<string, { properties: Record<string, JsonObject>; required?: string[] }> }).schemas;
-    schemas.LedgerEntry!.properties.loan = { type: ['string', 'null'], description: 'The loan this entry belongs to.' };
+    schemas.LedgerEntry!.properties.lease = { type: ['string', 'null'], maxLength: 255, description: 'The lease this entry belongs to.' };
     const paths = after.paths as Record<string, Record<string, { parameters: JsonObject[] }>>;
-    paths['/api/loans/'] = { get: { operationId: 'listLoans', parameters: [], responses: { 200: { description: 'A page of loans.' } } } as never };
-    paths['/api/methods/']!.get!.parameters.push({ name: 'loan', in: 'query', required: false, schema: { type: 'string' } });
+    paths['/api/leases/'] = { get: { operationId: 'listLeases', parameters: [], responses: { 200: { description: 'A page of leases.' } } } as never };
+    paths['/api/methods/']!.get!.parameters.push({ name: 'lease', in: 'query', required: false, schema: { type: 'string', maxLength: 255 } });
     (schemas.Problem!.properties.code as { enum: string[] }).enum.push('loan_closed');
     expect(breakingChanges(await released(API_VERSION), after)).toEqual([]);
   });

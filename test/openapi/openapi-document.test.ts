@@ -7,7 +7,7 @@ import { collectionPathOf, type ResourceDefinition } from '../../src/listing/res
 import { identifierValue } from '../../src/listing/value-parsers.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument, renderOpenApiJson } from '../../src/openapi/lending-api-document.js';
-import { problemResponseName } from '../../src/openapi/problem-responses.js';
+import { MAX_ERROR_CODE_LENGTH, MAX_ERROR_TITLE_LENGTH, problemResponseName } from '../../src/openapi/problem-responses.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { createdAtField, entityFilter, timeRangeFilters, uidField, updatedAtField } from '../../src/resources/common-fields.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';
@@ -114,6 +114,24 @@ describe('openapi.json', () => {
     expect(unauthorized['WWW-Authenticate']).toBeDefined();
     expect(paths['/api/methods/']!.get.responses['422']).toEqual({ $ref: '#/components/responses/InvalidParameter' });
     expect(paths['/api/methods/{uid}/']!.get.responses['404']).toEqual({ $ref: '#/components/responses/NotFound' });
+  });
+
+  it('holds every code and title of the error table to the bounds the Problem schema states', () => {
+    for (const [code, { title }] of Object.entries(ERROR_CODES)) {
+      expect(code.length, code).toBeLessThanOrEqual(MAX_ERROR_CODE_LENGTH);
+      expect(title.length, code).toBeLessThanOrEqual(MAX_ERROR_TITLE_LENGTH);
+      expect(code, 'a code becomes the path of its problem type').toMatch(/^[a-z_]+$/);
+    }
+  });
+
+  it('declares only operations that do something: each answers a 2xx, and every other method is the path\'s x-methods-not-allowed', () => {
+    for (const [template, item] of Object.entries(document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (method.startsWith('x-')) continue;
+        expect(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('2')), `${method} ${template}`).toBe(true);
+      }
+      expect(item['x-methods-not-allowed'], template).toMatchObject({ allow: expect.any(Array), answers: { 405: { $ref: '#/components/responses/MethodNotAllowed' } } });
+    }
   });
 
   it('requires Basic authentication on the API and none on the probes', () => {

@@ -34,6 +34,36 @@ async function spectralErrors(document: JsonObject): Promise<SpectralResult[]> {
   }
 }
 
+/** `npm run lint:openapi` on `document`: its exit code and what it printed. */
+async function lintOpenApi(document: JsonObject): Promise<{ code: number; output: string }> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'lint-openapi-'));
+  try {
+    const file = path.join(directory, 'openapi.json');
+    await writeFile(file, JSON.stringify(document));
+    return await run(process.execPath, [path.join(ROOT, 'scripts/lint-openapi.mjs'), file], { cwd: ROOT }).then(
+      (done) => ({ code: 0, output: done.stdout }),
+      (failed: { code: number; stdout: string }) => ({ code: failed.code, output: failed.stdout }),
+    );
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+describe('npm run lint:openapi', () => {
+  it('fails on an error of the stock OWASP ruleset it does not accept, and on an operation without a 2xx', async () => {
+    const broken = structuredClone(lendingApiDocument());
+    const paths = broken.paths as Record<string, Record<string, JsonObject>>;
+    const list = paths['/api/methods/']!.get as { parameters: { name: string; schema: JsonObject }[] };
+    delete list.parameters.find((parameter) => parameter.name === 'entity')!.schema.maxLength;
+    paths['/api/methods/']!.delete = { operationId: 'deleteMethodsNotAllowed', responses: { 405: { $ref: '#/components/responses/MethodNotAllowed' } } };
+    const { code, output } = await lintOpenApi(broken);
+    expect(code).toBe(1);
+    expect(output).toContain('error owasp:api4:2023-string-limit paths./api/methods/.get.parameters.4.schema');
+    expect(output).toMatch(/operation-success-response/);
+    expect(output).toMatch(/operation-2xx-response/);
+  });
+});
+
 describe('the OpenAPI linters npm test runs (.spectral.mjs)', () => {
   // That openapi.json passes is `npm run lint:openapi`'s job; this is that the rules asked for are on.
   it('catch an API answer without rate-limit headers and an array without items', async () => {

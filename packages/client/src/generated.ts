@@ -355,7 +355,7 @@ export interface Problem {
    */
   title: string;
   /**
-   * The HTTP status code.
+   * The HTTP status code: every problem is a 4xx or a 5xx.
    */
   status: number;
   /**
@@ -392,6 +392,8 @@ export interface Problem {
     | 'outcome_unknown';
   /**
    * Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).
+   *
+   * @maxItems 819
    */
   errors?: ParamError[];
   /**
@@ -510,7 +512,7 @@ export interface Readiness {
   /**
    * On a standby: its WAL receiver's status (streaming while connected to the primary).
    */
-  wal_receiver?: string | null;
+  wal_receiver?: 'stopped' | 'starting' | 'streaming' | 'waiting' | 'restarting' | 'stopping' | 'UNKNOWN' | null;
 }
 /**
  * Query parameters of `listPaymentMethods`; all optional.
