@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Command } from 'commander';
 import { createApiKey, revokeActiveApiKeys } from '../../auth/api-keys.js';
-import { createOrganization, findOrganization } from '../../organizations/organizations.js';
 import { loadConfig } from '../../config.js';
+import { importJsonl } from '../../import/index.js';
+import { RECORD_KINDS } from '../../import/record-kinds.js';
+import { createOrganization, findOrganization } from '../../organizations/organizations.js';
+import { closeOnSignals, serverStoreOptions, startServer } from '../../server.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
-import { RECORD_KINDS } from '../../import/record-kinds.js';
 import { print } from '../output.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
-import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
+import { configFromFlags, type ServeFlags } from './serve.js';
 
 interface DemoResult {
   org: string;
@@ -40,7 +41,6 @@ export const DEMO_DRAW_AMOUNT = '100.00';
  */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
-  const { importJsonl } = await import('../../import/index.js');
   const lines = demoLines();
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
@@ -82,34 +82,26 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
   ].join('\n');
 }
 
-export function registerDemo(program: Command): void {
-  addServeFlags(
-    program
-      .command('demo')
-      .description('create a demo organization with sample data and print its credentials')
-      .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
-  ).action(async (flags: ServeFlags & { serve?: boolean }) => {
-    const config = flags.serve ? configFromFlags(flags) : loadConfig();
-    if (flags.serve) tuneHeapForServing();
-    else compileForQuickStart();
-    // Loaded here, not at the top: `--help` need not load the server.
-    const { closeOnSignals, serverStoreOptions, startServer } = await import('../../server.js');
-    // When it goes on serving, the store is the server's: its pool size and timeouts.
-    const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
-    try {
-      if (store.kind === 'pglite') await migrate(store);
-      const demo = await setUpDemo(store);
-      if (!flags.serve) {
-        print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
-        await store.close();
-        return;
-      }
-      const server = await startServer(config, store, terminalLogDestination(flags));
-      print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
-      closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
-    } catch (error) {
+/** `demo`: sets up the demo organization and prints its credentials; with `--serve`, serves it. */
+export async function runDemo(flags: ServeFlags & { serve?: boolean }): Promise<void> {
+  const config = flags.serve ? configFromFlags(flags) : loadConfig();
+  if (flags.serve) tuneHeapForServing();
+  else compileForQuickStart();
+  // When it goes on serving, the store is the server's: its pool size and timeouts.
+  const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
+  try {
+    if (store.kind === 'pglite') await migrate(store);
+    const demo = await setUpDemo(store);
+    if (!flags.serve) {
+      print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
       await store.close();
-      throw error;
+      return;
     }
-  });
+    const server = await startServer(config, store, terminalLogDestination(flags));
+    print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
+    closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 }
