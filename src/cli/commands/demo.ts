@@ -5,12 +5,13 @@ import { loadConfig } from '../../config.js';
 import { importJsonl } from '../../import/index.js';
 import { RECORD_KINDS } from '../../import/record-kinds.js';
 import { createOrganization, findOrganization } from '../../organizations/organizations.js';
-import { closeOnSignals, serverStoreOptions, startServer } from '../../server.js';
+import { closeOnSignals, serverStoreOptions, startServer, type RunningServer } from '../../server.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
-import { print } from '../output.js';
+import { print, type OutputOptions } from '../output.js';
+import { assertPortFree, listenErrorMessage } from '../port-check.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
@@ -84,24 +85,47 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
 
 /** `demo`: sets up the demo organization and prints its credentials; with `--serve`, serves it. */
 export async function runDemo(flags: ServeFlags & { serve?: boolean }): Promise<void> {
-  const config = flags.serve ? configFromFlags(flags) : loadConfig();
-  if (flags.serve) tuneHeapForServing();
-  else compileForQuickStart();
-  // When it goes on serving, the store is the server's: its pool size and timeouts.
-  const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
+  if (flags.serve) await serveDemo(flags);
+  else await printDemo(flags);
+}
+
+async function printDemo(flags: OutputOptions): Promise<void> {
+  const config = loadConfig();
+  compileForQuickStart();
+  const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
   try {
     if (store.kind === 'pglite') await migrate(store);
     const demo = await setUpDemo(store);
-    if (!flags.serve) {
-      print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
-      await store.close();
-      return;
-    }
-    const server = await startServer(config, store, terminalLogDestination(flags));
-    print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
-    closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
+    print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The port is tried before the store is opened, and the server listens before
+ * the demo touches the keys: on a taken port the demo changes nothing, and the
+ * keys an earlier run printed keep working.
+ */
+async function serveDemo(flags: ServeFlags): Promise<void> {
+  const config = configFromFlags(flags);
+  await assertPortFree(config.host, config.port);
+  tuneHeapForServing();
+  // The store is the server's: its pool size and timeouts.
+  const store = await openStore(config.store, serverStoreOptions(config));
+  let server: RunningServer;
+  try {
+    server = await startServer(config, store, terminalLogDestination(flags));
   } catch (error) {
     await store.close();
+    throw listenErrorMessage(error, config.host, config.port);
+  }
+  try {
+    const demo = await setUpDemo(store);
+    print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
+  } catch (error) {
+    await server.close();
     throw error;
   }
+  closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
 }

@@ -3,6 +3,7 @@ import { loadConfig } from '../../config.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { runClusterPrimary } from '../../cluster.js';
 import { print, type OutputOptions } from '../output.js';
+import { assertPortFree, listenErrorMessage } from '../port-check.js';
 import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
 
@@ -31,6 +32,8 @@ export function configFromFlags(flags: ServeFlags) {
 /** `serve`: runs the HTTP service, in this process or in `--workers` processes sharing the port. */
 export async function runServe(flags: ServeFlags): Promise<void> {
   const config = configFromFlags(flags);
+  // A worker shares the port its primary checked; the primary, or a lone server, checks before opening the store.
+  if (!cluster.isWorker) await assertPortFree(config.host, config.port);
   tuneHeapForServing();
   const log = (message: string) => process.stderr.write(`lending-api: ${message}\n`);
   if (config.workers > 1 && cluster.isPrimary) {
@@ -42,7 +45,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     );
     return;
   }
-  const server = await startServer(config, undefined, terminalLogDestination(flags));
+  const server = await startServer(config, undefined, terminalLogDestination(flags)).catch((error: unknown) => {
+    throw listenErrorMessage(error, config.host, config.port);
+  });
   closeOnSignals(server, log);
   if (cluster.isWorker) return;
   print(
