@@ -71,6 +71,9 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
       ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the two above work now`]
       : []),
     '',
+    'paste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R and $W):',
+    `  ${exportLine(demo)}`,
+    '',
     'try:',
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
@@ -81,6 +84,11 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `  curl -X POST -u '${demo.org}:${demo.write_key}' '${limit}drawdowns/' -H 'Idempotency-Key: ${idempotencyKey}' -H 'Content-Type: application/json' -d '{"amount":"${DEMO_DRAW_AMOUNT}"}'`,
     `  curl -u '${demo.org}:${demo.key}' '${limit}'`,
   ].join('\n');
+}
+
+/** The shell line that sets the names the docs' examples use: the organization, the read key and the write key. */
+function exportLine(demo: Pick<DemoResult, 'org' | 'key' | 'write_key'>): string {
+  return `export ORG=${demo.org} R='${demo.key}' W='${demo.write_key}'`;
 }
 
 /** `demo`: sets up the demo organization and prints its credentials; with `--serve`, serves it. */
