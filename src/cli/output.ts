@@ -3,6 +3,7 @@ import { DomainError } from '../domain/domain-error.js';
 import { DirectoryLockedError } from '../store/directory-lock.js';
 import { describePostgresTarget, parseDatabaseUrl } from '../store/open-store.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { PortUnavailableError } from './port-check.js';
 
 export interface OutputOptions {
   json?: boolean;
@@ -25,7 +26,11 @@ export function reportError(error: unknown): void {
     return;
   }
   const expected =
-    error instanceof DomainError || error instanceof ConfigError || error instanceof DirectoryLockedError || isUsageError(error);
+    error instanceof DomainError ||
+    error instanceof ConfigError ||
+    error instanceof DirectoryLockedError ||
+    error instanceof PortUnavailableError ||
+    isUsageError(error);
   if (expected) process.stderr.write(`lending-api: ${(error as Error).message}\n`);
   else if (error instanceof Error) process.stderr.write(`lending-api: ${error.message}\n${process.env.DEBUG ? `${error.stack}\n` : ''}`);
   else process.stderr.write(`lending-api: ${String(error)}\n`);

@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Command } from 'commander';
 import { createApiKey, revokeActiveApiKeys } from '../../auth/api-keys.js';
-import { createOrganization, findOrganization } from '../../organizations/organizations.js';
 import { loadConfig } from '../../config.js';
+import { importJsonl } from '../../import/index.js';
+import { RECORD_KINDS } from '../../import/record-kinds.js';
+import { createOrganization, findOrganization } from '../../organizations/organizations.js';
+import { closeOnSignals, serverStoreOptions, startServer, type RunningServer } from '../../server.js';
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
-import { RECORD_KINDS } from '../../import/record-kinds.js';
-import { print } from '../output.js';
+import { print, type OutputOptions } from '../output.js';
+import { assertPortFree, listenErrorMessage } from '../port-check.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
-import { addServeFlags, configFromFlags, type ServeFlags } from './serve.js';
+import { configFromFlags, type ServeFlags } from './serve.js';
 
 interface DemoResult {
   org: string;
@@ -40,7 +42,6 @@ export const DEMO_DRAW_AMOUNT = '100.00';
  */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
-  const { importJsonl } = await import('../../import/index.js');
   const lines = demoLines();
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
@@ -70,6 +71,9 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
       ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the two above work now`]
       : []),
     '',
+    'paste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R and $W):',
+    `  ${exportLine(demo)}`,
+    '',
     'try:',
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/methods/?currency=usd'`,
     `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/limits/?entity=ent_demo_01'`,
@@ -82,34 +86,54 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
   ].join('\n');
 }
 
-export function registerDemo(program: Command): void {
-  addServeFlags(
-    program
-      .command('demo')
-      .description('create a demo organization with sample data and print its credentials')
-      .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
-  ).action(async (flags: ServeFlags & { serve?: boolean }) => {
-    const config = flags.serve ? configFromFlags(flags) : loadConfig();
-    if (flags.serve) tuneHeapForServing();
-    else compileForQuickStart();
-    // Loaded here, not at the top: `--help` need not load the server.
-    const { closeOnSignals, serverStoreOptions, startServer } = await import('../../server.js');
-    // When it goes on serving, the store is the server's: its pool size and timeouts.
-    const store = await openStore(config.store, flags.serve ? serverStoreOptions(config) : { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
-    try {
-      if (store.kind === 'pglite') await migrate(store);
-      const demo = await setUpDemo(store);
-      if (!flags.serve) {
-        print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
-        await store.close();
-        return;
-      }
-      const server = await startServer(config, store, terminalLogDestination(flags));
-      print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
-      closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-  });
+/** The shell line that sets the names the docs' examples use: the organization, the read key and the write key. */
+function exportLine(demo: Pick<DemoResult, 'org' | 'key' | 'write_key'>): string {
+  return `export ORG=${demo.org} R='${demo.key}' W='${demo.write_key}'`;
+}
+
+/** `demo`: sets up the demo organization and prints its credentials; with `--serve`, serves it. */
+export async function runDemo(flags: ServeFlags & { serve?: boolean }): Promise<void> {
+  if (flags.serve) await serveDemo(flags);
+  else await printDemo(flags);
+}
+
+async function printDemo(flags: OutputOptions): Promise<void> {
+  const config = loadConfig();
+  compileForQuickStart();
+  const store = await openStore(config.store, { poolSize: 2, lockWaitMs: config.pgliteLockTimeoutMs, pgliteSharedBuffers: config.pgliteSharedBuffers });
+  try {
+    if (store.kind === 'pglite') await migrate(store);
+    const demo = await setUpDemo(store);
+    print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The port is tried before the store is opened, and the server listens before
+ * the demo touches the keys: on a taken port the demo changes nothing, and the
+ * keys an earlier run printed keep working.
+ */
+async function serveDemo(flags: ServeFlags): Promise<void> {
+  const config = configFromFlags(flags);
+  await assertPortFree(config.host, config.port);
+  tuneHeapForServing();
+  // The store is the server's: its pool size and timeouts.
+  const store = await openStore(config.store, serverStoreOptions(config));
+  let server: RunningServer;
+  try {
+    server = await startServer(config, store, terminalLogDestination(flags));
+  } catch (error) {
+    await store.close();
+    throw listenErrorMessage(error, config.host, config.port);
+  }
+  try {
+    const demo = await setUpDemo(store);
+    print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  closeOnSignals(server, (message) => process.stderr.write(`lending-api: ${message}\n`));
 }

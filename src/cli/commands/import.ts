@@ -1,49 +1,38 @@
 import { createReadStream, fstatSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { Command } from 'commander';
-import type { ImportSummary } from '../../import/index.js';
+import { ImportError, importJsonl, type ImportSummary } from '../../import/index.js';
 import { terminalProgress } from '../import-progress.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
 
-interface ImportFlags extends OutputOptions {
+export interface ImportFlags extends OutputOptions {
   org: string;
   maxErrors?: string;
 }
 
-export function registerImport(program: Command): void {
-  program
-    .command('import')
-    .description('load a JSON Lines file of records (payment methods, credit limits, entities, …), drawdowns and repayments; atomic: one invalid line and nothing is written')
-    .argument('<file>', "JSON Lines file, or '-' for standard input")
-    .requiredOption('--org <org>', 'organization ID')
-    .option('--max-errors <n>', 'how many invalid lines to list (the rest are counted)', '100')
-    .option('--json', 'machine-readable output')
-    .action(async (file: string, flags: ImportFlags) => {
-      const maxErrors = Number(flags.maxErrors ?? '100');
-      if (!Number.isInteger(maxErrors) || maxErrors < 1) throw new UsageError(`--max-errors must be a positive integer, got '${flags.maxErrors}'`);
-      // Loaded here, not at the top: `--help` need not load the importer.
-      const { ImportError, importJsonl } = await import('../../import/index.js');
-      const { input, size } = await openInput(file);
-      const progress = process.stderr.isTTY ? terminalProgress(process.stderr, size) : undefined;
-      const started = Date.now();
-      try {
-        const summary = await withStore((store) =>
-          importJsonl(store, flags.org, input, { maxErrors, ...(progress ? { onProgress: progress.onProgress } : {}) }),
-          { bulk: true },
-        );
-        progress?.done();
-        const seconds = (Date.now() - started) / 1000;
-        const { collections, ...totals } = summary;
-        print(flags, { org: flags.org, ...totals, ...collections, seconds }, summaryText(flags.org, summary, seconds));
-      } catch (error) {
-        progress?.done();
-        if (flags.json && error instanceof ImportError) {
-          print(flags, { error: 'invalid_lines', invalid_lines: error.total, errors: error.errors, not_listed: error.total - error.errors.length }, '');
-        }
-        throw error;
-      }
-    });
+/** `import`: loads a JSON Lines file atomically, with a progress line on a terminal. */
+export async function runImport(file: string, flags: ImportFlags): Promise<void> {
+  const maxErrors = Number(flags.maxErrors ?? '100');
+  if (!Number.isInteger(maxErrors) || maxErrors < 1) throw new UsageError(`--max-errors must be a positive integer, got '${flags.maxErrors}'`);
+  const { input, size } = await openInput(file);
+  const progress = process.stderr.isTTY ? terminalProgress(process.stderr, size) : undefined;
+  const started = Date.now();
+  try {
+    const summary = await withStore(
+      (store) => importJsonl(store, flags.org, input, { maxErrors, ...(progress ? { onProgress: progress.onProgress } : {}) }),
+      { bulk: true },
+    );
+    progress?.done();
+    const seconds = (Date.now() - started) / 1000;
+    const { collections, ...totals } = summary;
+    print(flags, { org: flags.org, ...totals, ...collections, seconds }, summaryText(flags.org, summary, seconds));
+  } catch (error) {
+    progress?.done();
+    if (flags.json && error instanceof ImportError) {
+      print(flags, { error: 'invalid_lines', invalid_lines: error.total, errors: error.errors, not_listed: error.total - error.errors.length }, '');
+    }
+    throw error;
+  }
 }
 
 async function openInput(file: string): Promise<{ input: NodeJS.ReadableStream & AsyncIterable<Buffer>; size: number | undefined }> {

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { keyIdOf } from '../../auth/api-key-format.js';
 import { KEY_SCOPES, isKeyScope, type KeyScope } from '../../auth/key-scope.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../auth/api-keys.js';
@@ -6,51 +5,36 @@ import { formatMicros, parseTimestamp } from '../../domain/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
 
-export function registerKey(program: Command): void {
-  const key = program.command('key').description('manage API keys (several may be active at once, for rotation)');
-  key
-    .command('create')
-    .description('create an API key; it is printed once and never stored')
-    .requiredOption('--org <org>', 'organization ID')
-    .option('--expires <at>', 'expiry: an ISO 8601 timestamp or a date (that day 00:00 UTC)')
-    .option('--scope <scope>', `${KEY_SCOPES.join(' or ')}: a write key may also record drawdowns and repayments over HTTP`, 'read')
-    .option('--json', 'machine-readable output')
-    .action(async (options: OutputOptions & { org: string; expires?: string; scope: string }) => {
-      const expiresAt = options.expires === undefined ? undefined : parseExpiry(options.expires);
-      const scope = parseScope(options.scope);
-      const created = await withStore((store) => createApiKey(store, options.org, expiresAt, scope));
-      print(
-        options,
-        { id: created.id, org: created.org, key: created.key, expires_at: created.expires_at, scope: created.scope },
-        [
-          `created ${created.scope} API key ${created.id} for ${created.org}${created.expires_at ? ` (expires ${created.expires_at})` : ''}`,
-          `key: ${created.key}`,
-          'store it now: it cannot be shown again',
-        ].join('\n'),
-      );
-    });
-  key
-    .command('list')
-    .description("list an organization's keys (ids and status, never the keys)")
-    .requiredOption('--org <org>', 'organization ID')
-    .option('--json', 'machine-readable output')
-    .action(async (options: OutputOptions & { org: string }) => {
-      const keys = await withStore((store) => listApiKeys(store, options.org));
-      const lines = keys.map(
-        (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.scope.padEnd(5)}  created ${k.created_at}${k.expires_at ? `  expires ${k.expires_at}` : ''}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
-      );
-      print(options, keys, lines.length > 0 ? lines.join('\n') : `no keys for ${options.org}`);
-    });
-  key
-    .command('revoke')
-    .description('revoke an API key (refused everywhere within AUTH_CACHE_TTL_MS, 5 s by default)')
-    .argument('<id>', 'key id (key_…)')
-    .option('--json', 'machine-readable output')
-    .action(async (id: string, options: OutputOptions) => {
-      refuseSecret(id);
-      const revoked = await withStore((store) => revokeApiKey(store, id));
-      print(options, revoked, `revoked ${revoked.id} of ${revoked.org} at ${revoked.revoked_at}`);
-    });
+/** `key create`: mints a key and prints it, the only time it is shown. */
+export async function runKeyCreate(options: OutputOptions & { org: string; expires?: string; scope: string }): Promise<void> {
+  const expiresAt = options.expires === undefined ? undefined : parseExpiry(options.expires);
+  const scope = parseScope(options.scope);
+  const created = await withStore((store) => createApiKey(store, options.org, expiresAt, scope));
+  print(
+    options,
+    { id: created.id, org: created.org, key: created.key, expires_at: created.expires_at, scope: created.scope },
+    [
+      `created ${created.scope} API key ${created.id} for ${created.org}${created.expires_at ? ` (expires ${created.expires_at})` : ''}`,
+      `key: ${created.key}`,
+      'store it now: it cannot be shown again',
+    ].join('\n'),
+  );
+}
+
+/** `key list`: an organization's keys, ids and status, never the keys. */
+export async function runKeyList(options: OutputOptions & { org: string }): Promise<void> {
+  const keys = await withStore((store) => listApiKeys(store, options.org));
+  const lines = keys.map(
+    (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.scope.padEnd(5)}  created ${k.created_at}${k.expires_at ? `  expires ${k.expires_at}` : ''}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
+  );
+  print(options, keys, lines.length > 0 ? lines.join('\n') : `no keys for ${options.org}`);
+}
+
+/** `key revoke`: revokes a key by its id. */
+export async function runKeyRevoke(id: string, options: OutputOptions): Promise<void> {
+  refuseSecret(id);
+  const revoked = await withStore((store) => revokeApiKey(store, id));
+  print(options, revoked, `revoked ${revoked.id} of ${revoked.org} at ${revoked.revoked_at}`);
 }
 
 function parseScope(raw: string): KeyScope {

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { requireOrganization } from '../../organizations/organizations.js';
 import { LedgerError, LedgerWriter, entryOperation, limitViewOf, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
 import { creditLimits } from '../../resources/credit-limits.js';
@@ -6,7 +5,7 @@ import { formatMicros, parseTimestamp } from '../../domain/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
 
-interface LedgerFlags extends OutputOptions {
+export interface LedgerFlags extends OutputOptions {
   org: string;
   limit: string;
   amount: string;
@@ -15,43 +14,32 @@ interface LedgerFlags extends OutputOptions {
 }
 
 /** `draw` and `repay`: one ledger entry against a credit limit. */
-export function registerLedgerCommand(program: Command, name: string, kind: LedgerKind, description: string): void {
-  program
-    .command(name)
-    .description(description)
-    .requiredOption('--org <org>', 'organization ID')
-    .requiredOption('--limit <uid>', 'credit limit uid')
-    .requiredOption('--amount <n>', 'positive amount, at most two decimal places')
-    .option('--id <id>', 'idempotency key: the same id with the same content is a no-op (default: generated)')
-    .option('--at <time>', 'time of the entry, an ISO 8601 timestamp, now or earlier (default: now); the limit\'s updated_at becomes the time of the write')
-    .option('--json', 'machine-readable output')
-    .action(async (flags: LedgerFlags) => {
-      const amount = parseAmount(flags.amount);
-      if (!amount.ok) throw new UsageError(`--amount ${amount.reason}, got '${flags.amount}'`);
-      let at: string | undefined;
-      if (flags.at !== undefined) {
-        const parsed = parseTimestamp(flags.at, 'from');
-        if (!parsed.ok) throw new UsageError(`--at ${parsed.reason}, got '${flags.at}'`);
-        at = formatMicros(parsed.micros);
-      }
-      if (flags.id !== undefined && (flags.id.length === 0 || flags.id.length > 255)) throw new UsageError('--id must be 1–255 characters');
-      try {
-        const result = await withStore(async (store) => {
-          const org = await requireOrganization(store, flags.org);
-          // The ledger's one writer, as the HTTP route uses it; idempotent by the entry's id (--id) instead of an Idempotency-Key.
-          const writer = new LedgerWriter(store, { idempotencyTtlHours: 24, problemBody: (error) => error.message });
-          const id = flags.id ?? newLedgerId(kind);
-          const operation = entryOperation(limitViewOf(creditLimits), { orgId: org.id, kind, id, limit: flags.limit, amount: amount.value, at, idGivenByCaller: true });
-          const answer = await writer.write({ operation });
-          if (!answer.value) throw new Error(`${kind} ${id}: the ledger answered ${answer.status} without a result`);
-          return answer.value;
-        });
-        print(flags, toJson(result), resultText(result));
-      } catch (error) {
-        if (flags.json && error instanceof LedgerError) print(flags, { error: error.code, message: error.message }, '');
-        throw error;
-      }
+export async function runLedgerCommand(kind: LedgerKind, flags: LedgerFlags): Promise<void> {
+  const amount = parseAmount(flags.amount);
+  if (!amount.ok) throw new UsageError(`--amount ${amount.reason}, got '${flags.amount}'`);
+  let at: string | undefined;
+  if (flags.at !== undefined) {
+    const parsed = parseTimestamp(flags.at, 'from');
+    if (!parsed.ok) throw new UsageError(`--at ${parsed.reason}, got '${flags.at}'`);
+    at = formatMicros(parsed.micros);
+  }
+  if (flags.id !== undefined && (flags.id.length === 0 || flags.id.length > 255)) throw new UsageError('--id must be 1–255 characters');
+  try {
+    const result = await withStore(async (store) => {
+      const org = await requireOrganization(store, flags.org);
+      // The ledger's one writer, as the HTTP route uses it; idempotent by the entry's id (--id) instead of an Idempotency-Key.
+      const writer = new LedgerWriter(store, { idempotencyTtlHours: 24, problemBody: (error) => error.message });
+      const id = flags.id ?? newLedgerId(kind);
+      const operation = entryOperation(limitViewOf(creditLimits), { orgId: org.id, kind, id, limit: flags.limit, amount: amount.value, at, idGivenByCaller: true });
+      const answer = await writer.write({ operation });
+      if (!answer.value) throw new Error(`${kind} ${id}: the ledger answered ${answer.status} without a result`);
+      return answer.value;
     });
+    print(flags, toJson(result), resultText(result));
+  } catch (error) {
+    if (flags.json && error instanceof LedgerError) print(flags, { error: error.code, message: error.message }, '');
+    throw error;
+  }
 }
 
 function toJson(result: LedgerResult) {

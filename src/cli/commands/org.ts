@@ -1,37 +1,26 @@
-import type { Command } from 'commander';
 import { createOrganization } from '../../organizations/organizations.js';
 import type { Queryable } from '../../store/store.js';
 import { print, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
 
-export function registerOrg(program: Command): void {
-  const org = program.command('org').description('manage organizations');
-  org
-    .command('create')
-    .description('create an organization')
-    .requiredOption('--name <name>', 'display name')
-    .option('--uid <uid>', 'organization ID (default: generated org_…)')
-    .option('--json', 'machine-readable output')
-    .action(async (options: OutputOptions & { name: string; uid?: string }) => {
-      const created = await withStore((store) => createOrganization(store, options.name, options.uid));
-      print(
-        options,
-        { uid: created.uid, name: created.name },
-        `created organization ${created.uid} (${created.name})\nnext: lending-api key create --org ${created.uid}`,
-      );
-    });
-  org
-    .command('list')
-    .description('list organizations with their number of active API keys')
-    .option('--json', 'machine-readable output')
-    .action(async (options: OutputOptions) => {
-      const organizations = await withStore((store) => listOrganizations(store));
-      const width = Math.max(0, ...organizations.map((o) => o.uid.length));
-      const lines = organizations.map(
-        (o) => `${o.uid.padEnd(width)}  ${o.name}  (created ${o.created_at}; ${o.active_keys} active ${o.active_keys === 1 ? 'key' : 'keys'})`,
-      );
-      print(options, organizations, lines.length > 0 ? lines.join('\n') : 'no organizations yet: lending-api org create --name NAME');
-    });
+/** `org create`: creates an organization. */
+export async function runOrgCreate(options: OutputOptions & { name: string; uid?: string }): Promise<void> {
+  const created = await withStore((store) => createOrganization(store, options.name, options.uid));
+  print(
+    options,
+    { uid: created.uid, name: created.name },
+    `created organization ${created.uid} (${created.name})\nnext: lending-api key create --org ${created.uid}`,
+  );
+}
+
+/** `org list`: every organization with its number of active keys. */
+export async function runOrgList(options: OutputOptions): Promise<void> {
+  const organizations = await withStore((store) => listOrganizations(store));
+  const width = Math.max(0, ...organizations.map((o) => o.uid.length));
+  const lines = organizations.map(
+    (o) => `${o.uid.padEnd(width)}  ${o.name}  (created ${o.created_at}; ${o.active_keys} active ${o.active_keys === 1 ? 'key' : 'keys'})`,
+  );
+  print(options, organizations, lines.length > 0 ? lines.join('\n') : 'no organizations yet: lending-api org create --name NAME');
 }
 
 export interface OrganizationSummary {
