@@ -35,7 +35,7 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
 
 **Authentication.** HTTP Basic: your organization ID is the user name and an API key the password. Every request sees only its own organization's records; another organization's record is a 404.
 
-**Pages.** Lists return ${PAGE_SIZE} items per page with the exact \`count\` and absolute \`next\`/\`previous\` links (also in a \`Link\` header). Page 1 of an empty result is a 200; a page past the last one is a 404 \`page_out_of_range\`. To walk a list that changes while you read it, use keyset pages: \`cursor=\` (empty) starts at the first record and the \`next\`/\`previous\` links carry signed cursors; a record that does not change during the walk is returned exactly once, and with \`order_by=updated_at\` a changed record is returned again in its latest state.
+**Pages.** Lists return ${PAGE_SIZE} items per page with the exact \`count\` and absolute \`next\`/\`previous\` links (also in a \`Link\` header). Page 1 of an empty result is a 200; a page past the last one is a 404 \`page_out_of_range\`. To walk a list that changes while you read it, use keyset pages: \`cursor=\` (empty) starts at the first record and the \`next\`/\`previous\` links carry encrypted cursors (opaque: they reveal no position); a record that does not change during the walk is returned exactly once, and with \`order_by=updated_at\` a changed record is returned again in its latest state.
 
 **Timestamps** are RFC 3339 in UTC with exactly six fractional digits. Filters accept RFC 3339 / ISO 8601 times with up to nine fractional digits (compared exactly at microsecond precision) or a bare date meaning the whole UTC day, and both ends of a range are inclusive.
 
