@@ -17,6 +17,11 @@ export interface WriteQueueOptions {
   readonly maxWaitMs: number;
 }
 
+/** The database time a write's transaction may use from its start (0 or absent: none); a batch is kept to what fits in it (batchBound). */
+export interface WriteQueueBudget {
+  readonly budgetMs?: number | undefined;
+}
+
 export interface QueuedWork<R, T> {
   /** Requests of one lane (one credit limit) never run concurrently in this process. */
   laneOf(request: R): string;
@@ -79,18 +84,21 @@ export class WriteQueue<R, T> {
   private inFlight = 0;
   private waitingCount = 0;
   private transactionMs = FIRST_ESTIMATE_MS;
+  /** A write's share of its transaction's duration: rises at once with a slower transaction, falls slowly. */
+  private writeMs = FIRST_ESTIMATE_MS;
   private refusedCount = 0;
   private pumpScheduled = false;
 
   constructor(
     private readonly work: QueuedWork<R, T>,
-    private readonly options: WriteQueueOptions,
+    private readonly options: WriteQueueOptions & WriteQueueBudget,
     /** The clock (ms): a test's own, to measure transactions and waits without wall-clock time. */
     private readonly now: () => number = () => performance.now(),
     /** Runs `start` once this turn of the event loop is over (schedulePump); a test's own runs it at once. */
     private readonly later: (start: () => void) => void = setImmediate,
   ) {
     for (const [name, value] of Object.entries(options)) {
+      if (name === 'budgetMs') continue;
       if (!Number.isInteger(value) || value < 1) throw new RangeError(`write queue: ${name} must be a positive integer, got ${value}`);
     }
   }
@@ -136,7 +144,7 @@ export class WriteQueue<R, T> {
    */
   private estimatedWaitMs(lane: Lane<R, T> | undefined): number {
     const slotFree = this.inFlight < this.options.concurrency && this.ready.length === 0;
-    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / this.options.maxBatch) : 0;
+    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / this.batchBound()) : 0;
     const turn = Math.max(1, (this.ready.length + this.inFlight) / this.options.concurrency);
     const slotWait = slotFree ? 0 : Math.ceil((this.ready.length + 1) / this.options.concurrency);
     return (batchesAhead * turn + slotWait) * this.transactionMs;
@@ -167,6 +175,19 @@ export class WriteQueue<R, T> {
     }
   }
 
+  /**
+   * The most writes one transaction takes: maxBatch, or fewer when the
+   * writes measured lately would not fit in half the transaction's budget
+   * together. A transaction that outlives its budget after its COMMIT was
+   * sent makes every write in it `outcome_unknown`; a batch kept to what
+   * fits makes one slow commit cost a few answers, not a batch of them.
+   */
+  private batchBound(): number {
+    const budgetMs = this.options.budgetMs ?? 0;
+    if (budgetMs <= 0) return this.options.maxBatch;
+    return Math.max(1, Math.min(this.options.maxBatch, Math.floor(budgetMs / 2 / this.writeMs)));
+  }
+
   private start(lane: Lane<R, T>): void {
     const batch = this.take(lane);
     if (batch.length === 0) return this.settleLane(lane);
@@ -183,11 +204,11 @@ export class WriteQueue<R, T> {
           else if (outcome.ok) waiting.resolve(outcome.value);
           else waiting.reject(outcome.error);
         });
-        this.finish(lanes, started);
+        this.finish(lanes, started, batch.length);
       },
       (error: unknown) => {
         for (const waiting of batch) waiting.reject(error);
-        this.finish(lanes, started);
+        this.finish(lanes, started, batch.length);
       },
     );
   }
@@ -206,7 +227,8 @@ export class WriteQueue<R, T> {
     if (group === undefined || this.ready.length === 0) return;
     const now = this.now();
     const keys = new Set([this.work.conflictKeyOf((first as Waiting<R, T>).request)]);
-    for (let i = 0; i < this.ready.length && batch.length < this.options.maxBatch; ) {
+    const bound = this.batchBound();
+    for (let i = 0; i < this.ready.length && batch.length < bound; ) {
       const lane = this.ready[i] as Lane<R, T>;
       const [head] = lane.queue;
       if (
@@ -228,8 +250,11 @@ export class WriteQueue<R, T> {
     }
   }
 
-  private finish(lanes: readonly Lane<R, T>[], started: number): void {
-    this.transactionMs += SMOOTHING * (this.now() - started - this.transactionMs);
+  private finish(lanes: readonly Lane<R, T>[], started: number, writes: number): void {
+    const took = this.now() - started;
+    this.transactionMs += SMOOTHING * (took - this.transactionMs);
+    const perWrite = took / Math.max(1, writes);
+    this.writeMs = perWrite > this.writeMs ? perWrite : this.writeMs + SMOOTHING * (perWrite - this.writeMs);
     this.inFlight -= 1;
     for (const lane of lanes) {
       lane.running = false;
@@ -244,12 +269,13 @@ export class WriteQueue<R, T> {
     else this.lanes.delete(lane.key);
   }
 
-  /** The queue's head (up to maxBatch, up to the first repeated conflict key); writes that waited too long are answered instead. */
+  /** The queue's head (up to batchBound, up to the first repeated conflict key); writes that waited too long are answered instead. */
   private take(lane: Lane<R, T>): Waiting<R, T>[] {
     const now = this.now();
     const keys = new Set<string>();
     const batch: Waiting<R, T>[] = [];
-    while (batch.length < this.options.maxBatch) {
+    const bound = this.batchBound();
+    while (batch.length < bound) {
       const waiting = lane.queue[0];
       if (!waiting) break;
       const waited = now - waiting.since;
