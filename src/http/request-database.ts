@@ -65,11 +65,11 @@ async function queryInShare<Row>(share: FairShare, tenant: string, budget: Datab
 
 /**
  * A budget that ran out while the database went on answering other queries
- * (within the last half of the budget) met a busy database: overloaded, not
+ * (since the budget started: it ran out just now) met a busy database: overloaded, not
  * unreachable. One that ran out while nothing was answered (a frozen or
  * unreachable server) stays a StoreUnavailableError.
  */
 export function overloadOrAsIs(error: unknown, share: FairShare, budget: DatabaseBudget | undefined): unknown {
   if (!budget || !(error instanceof StoreUnavailableError) || !(error.cause instanceof DatabaseBudgetExceededError)) return error;
-  return share.answeredSince(performance.now() - budget.ms / 2) ? new DatabaseOverloadedError('waited') : error;
+  return share.answeredSince(performance.now() - budget.ms) ? new DatabaseOverloadedError('waited') : error;
 }

@@ -6,8 +6,8 @@ import { TransactionInterruptedError } from '../store/transaction-interrupted.js
 /**
  * What a failed transaction tells its writes: an unanswered COMMIT is
  * `outcome_unknown`; a budget spent before the COMMIT was sent, while the
- * database went on answering others (`share`, within the last half of the
- * budget), is `overloaded` (nothing was recorded); the rest as thrown (a
+ * database went on answering others (`share`, since the transaction
+ * started), is `overloaded` (nothing was recorded); the rest as thrown (a
  * database unreachable is 503 service_unavailable).
  */
 export function answerOf(error: unknown, share: FairShare | undefined, budgetMs: number): unknown {
@@ -19,7 +19,7 @@ export function answerOf(error: unknown, share: FairShare | undefined, budgetMs:
       { headers: { 'retry-after': '1' }, cause: error },
     );
   }
-  if (error.cause instanceof DatabaseBudgetExceededError && share?.answeredSince(performance.now() - budgetMs / 2)) {
+  if (error.cause instanceof DatabaseBudgetExceededError && share?.answeredSince(performance.now() - budgetMs)) {
     return new ApiError(
       'overloaded',
       `overloaded: the database is answering, but too slowly for this write to finish within its ${budgetMs} ms; nothing was recorded; retry after 1 s`,

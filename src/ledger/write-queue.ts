@@ -140,14 +140,29 @@ export class WriteQueue<R, T> {
    * How long a write arriving now would wait before its transaction starts:
    * the lane's batches ahead of it, each waiting for a slot when lanes
    * queue for one, times the average transaction. Zero on an idle lane with
-   * a free slot.
+   * a free slot. Lone writes waiting for a slot are counted as the joined
+   * transactions they will run in (joinLoneWrites), not one each: counted
+   * one each, a burst over many limits was refused though it fit.
    */
   private estimatedWaitMs(lane: Lane<R, T> | undefined): number {
     const slotFree = this.inFlight < this.options.concurrency && this.ready.length === 0;
-    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / this.batchBound()) : 0;
-    const turn = Math.max(1, (this.ready.length + this.inFlight) / this.options.concurrency);
-    const slotWait = slotFree ? 0 : Math.ceil((this.ready.length + 1) / this.options.concurrency);
+    const bound = this.batchBound();
+    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / bound) : 0;
+    const readyTransactions = this.readyTransactions(bound);
+    const turn = Math.max(1, (readyTransactions + this.inFlight) / this.options.concurrency);
+    const slotWait = slotFree ? 0 : Math.ceil((readyTransactions + 1) / this.options.concurrency);
     return (batchesAhead * turn + slotWait) * this.transactionMs;
+  }
+
+  /** The transactions the lanes waiting for a slot will take: one per busy lane, lone writes that can join `bound` to one. */
+  private readyTransactions(bound: number): number {
+    if (!this.work.groupOf) return this.ready.length;
+    let lone = 0;
+    for (const lane of this.ready) {
+      const [head] = lane.queue;
+      if (lane.queue.length === 1 && head && this.work.groupOf(head.request) !== undefined) lone += 1;
+    }
+    return this.ready.length - lone + Math.ceil(lone / bound);
   }
 
   /**
