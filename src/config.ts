@@ -136,7 +136,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     http: httpLimits(read),
     databaseRequestBudgetMs: integer('DATABASE_REQUEST_BUDGET_MS', read('DATABASE_REQUEST_BUDGET_MS'), 2000, 0, 600_000),
     writeQueueWaitMs: integer('WRITE_QUEUE_WAIT_MS', read('WRITE_QUEUE_WAIT_MS'), 5000, 1, 600_000),
-    databaseQueuePerOrg: integer('DATABASE_QUEUE_PER_ORG', read('DATABASE_QUEUE_PER_ORG'), 64, 1, 100_000),
+    databaseQueuePerOrg: integer('DATABASE_QUEUE_PER_ORG', read('DATABASE_QUEUE_PER_ORG'), 1000, 1, 100_000),
     writeConcurrency: integer('WRITE_CONCURRENCY', read('WRITE_CONCURRENCY'), 0, 0, 1000),
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,

@@ -8,8 +8,8 @@ export interface FairShareOptions {
   readonly queuePerTenant: number;
 }
 
-/** Ten queries at once (the default pool size), and 64 waiting per organization. */
-export const DEFAULT_DATABASE_SHARE: FairShareOptions = { slots: 10, queuePerTenant: 64 };
+/** Ten queries at once (the default pool size), and 1000 waiting per organization (DATABASE_QUEUE_PER_ORG). */
+export const DEFAULT_DATABASE_SHARE: FairShareOptions = { slots: 10, queuePerTenant: 1000 };
 
 /**
  * The database is answering, but an organization's share of it is used up:
