@@ -8,6 +8,7 @@ import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
+import { registerDatabaseShareMetrics } from './metrics/database-share-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
@@ -110,6 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('databaseBudget', undefined);
   const share = new FairShare(options.databaseShare ?? DEFAULT_DATABASE_SHARE);
   const databaseOf = requestDatabase(options.store, budgetMs, share);
+  if (options.metrics) registerDatabaseShareMetrics(options.metrics, share);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
   // Callback style: an async hook costs a promise and a microtask turn per request (a throw here is Fastify's to catch).

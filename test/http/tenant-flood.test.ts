@@ -1,3 +1,4 @@
+import { Registry } from 'prom-client';
 import { expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
@@ -9,13 +10,14 @@ import { createTenant, type Tenant } from '../helpers/tenants.js';
 const FLOOD_CLIENTS = 40;
 
 describeEachStore("one organization's flood", (store) => {
-  it("is shed as 503 overloaded (Retry-After) for that organization, while another organization's reads are answered 200; logged as overload once per window with a count, never as the database unreachable", async () => {
+  it("is shed as 503 overloaded (Retry-After) for that organization, while another organization's reads are answered 200; logged and counted as overload (once per window, with a count), never as the database unreachable", async () => {
     const log = logBuffer();
     const flood: Tenant = await createTenant(store(), 'Flooding Lender');
     const quiet: Tenant = await createTenant(store(), 'Quiet Lender');
     await insertPaymentMethods(store(), quiet.org.id, [paymentMethod()]);
     // One query at a time, two waiting per organization: a small node's share, so that 40 clients exceed it.
-    const app = await buildApp({ store: store(), loggerInstance: createLogger('info', log.stream), databaseShare: { slots: 1, queuePerTenant: 2 } });
+    const metrics = new Registry();
+    const app = await buildApp({ store: store(), loggerInstance: createLogger('info', log.stream), metrics, databaseShare: { slots: 1, queuePerTenant: 2 } });
     try {
       let flooding = true;
       const floodAnswers: { status: number; code?: string; retryAfter?: string | undefined; detail?: string }[] = [];
@@ -45,6 +47,9 @@ describeEachStore("one organization's flood", (store) => {
         expect(answer).toMatchObject({ status: 503, code: 'overloaded', retryAfter: '1' });
         expect(answer.detail).not.toMatch(/unreachable/);
       }
+      // Counted as overload for the operator, too.
+      const shed = (await metrics.getSingleMetric('lending_api_db_overloaded_total')?.get())?.values[0]?.value;
+      expect(shed).toBe(refused.length);
     } finally {
       await app.close();
     }
