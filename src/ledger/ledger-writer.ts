@@ -109,6 +109,7 @@ export class LedgerWriter {
         conflictKeyOf: (request) => request.idempotency?.key,
         // Lone writes of one organization that can go in one message run together when they wait for a slot.
         groupOf: (request) => (fitsOneMessage(request) ? request.operation.orgId : undefined),
+        tenantOf: (request) => request.operation.orgId,
         run: (batch) => this.runBatch(batch),
         overloaded: (waitMs) => overloaded(waitMs),
         waitedTooLong: (waitedMs) => waitedTooLong(waitedMs),

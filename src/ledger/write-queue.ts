@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { TenantTurns } from './tenant-turns.js';
 
 /** A request's answer, or what it throws. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -33,6 +34,13 @@ export interface QueuedWork<R, T> {
    * only with its own lane's.
    */
   groupOf?(request: R): string | undefined;
+  /**
+   * Optional: the tenant (organization) of a request. When a slot frees, a
+   * lane of a tenant with no transaction in flight goes first, so one
+   * tenant's flood of writes makes another's wait for one slot, not for the
+   * flood's lanes; absent: lanes take turns in the order they became ready.
+   */
+  tenantOf?(request: R): string;
   /** Runs the requests in one transaction (or, if it fails, as the writer decides); settles each. Never throws. */
   run(batch: readonly R[]): Promise<Settled<T>[]>;
   /** The refusal of a request that arrives when its wait is estimated at `waitMs`, over the bound. */
@@ -50,6 +58,7 @@ interface Waiting<R, T> {
 
 interface Lane<R, T> {
   readonly key: string;
+  readonly tenant: string | undefined;
   readonly queue: Waiting<R, T>[];
   /** A transaction of the lane is in flight. */
   running: boolean;
@@ -64,8 +73,9 @@ const SMOOTHING = 0.2;
  * The process's queue of writes. Per lane, one transaction at a time: the
  * writes that arrive while it runs wait, then run together (up to maxBatch,
  * in arrival order, never two with one conflict key). Across lanes, at most
- * `concurrency` transactions at once; lanes with writes ready take turns in
- * the order they became ready, and lone writes of one group waiting for a
+ * `concurrency` transactions at once; lanes with writes ready take turns,
+ * tenant by tenant (TenantTurns), in the order they became ready within a
+ * tenant, and lone writes of one group waiting for a
  * slot go together in one (joinLoneWrites). A write that finds its lane idle
  * and a slot free runs at the end of the event loop's turn, with the writes
  * that arrived in the same turn (schedulePump).
@@ -82,6 +92,8 @@ export class WriteQueue<R, T> {
   /** Lanes with writes waiting for a transaction slot, in the order they became ready. */
   private readonly ready: Lane<R, T>[] = [];
   private inFlight = 0;
+  /** Transactions in flight per tenant, and whose turn it is (QueuedWork.tenantOf). */
+  private readonly turns = new TenantTurns();
   private waitingCount = 0;
   private transactionMs = FIRST_ESTIMATE_MS;
   /** A write's share of its transaction's duration: rises at once with a slower transaction, falls slowly. */
@@ -116,13 +128,14 @@ export class WriteQueue<R, T> {
   run(request: R): Promise<T> {
     const key = this.work.laneOf(request);
     let lane = this.lanes.get(key);
-    const waitMs = this.estimatedWaitMs(lane);
+    const tenant = this.work.tenantOf?.(request);
+    const waitMs = this.estimatedWaitMs(lane, tenant);
     if (waitMs > this.options.maxWaitMs) {
       this.refusedCount += 1;
       return Promise.reject(this.work.overloaded(waitMs));
     }
     if (!lane) {
-      lane = { key, queue: [], running: false };
+      lane = { key, tenant, queue: [], running: false };
       this.lanes.set(key, lane);
     }
     const target = lane;
@@ -144,10 +157,14 @@ export class WriteQueue<R, T> {
    * transactions they will run in (joinLoneWrites), not one each: counted
    * one each, a burst over many limits was refused though it fit.
    */
-  private estimatedWaitMs(lane: Lane<R, T> | undefined): number {
+  private estimatedWaitMs(lane: Lane<R, T> | undefined, tenant: string | undefined): number {
     const slotFree = this.inFlight < this.options.concurrency && this.ready.length === 0;
     const bound = this.batchBound();
     const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / bound) : 0;
+    // A tenant with nothing in flight or ready takes the next slot that frees (takeReady).
+    if (tenant !== undefined && !this.turns.busy(tenant) && !this.ready.some((ready) => ready.tenant === tenant)) {
+      return (batchesAhead + (slotFree ? 0 : 1)) * this.transactionMs;
+    }
     const readyTransactions = this.readyTransactions(bound);
     const turn = Math.max(1, (readyTransactions + this.inFlight) / this.options.concurrency);
     const slotWait = slotFree ? 0 : Math.ceil((readyTransactions + 1) / this.options.concurrency);
@@ -184,10 +201,16 @@ export class WriteQueue<R, T> {
 
   private pump(): void {
     while (this.inFlight < this.options.concurrency) {
-      const lane = this.ready.shift();
+      const lane = this.takeReady();
       if (!lane) return;
       this.start(lane);
     }
+  }
+
+  /** The first ready lane of the tenant whose turn it is (TenantTurns); without tenants, the first ready lane. */
+  private takeReady(): Lane<R, T> | undefined {
+    if (!this.work.tenantOf || this.ready.length < 2) return this.ready.shift();
+    return this.ready.splice(this.turns.next(this.ready, (lane) => lane.tenant ?? ''), 1)[0];
   }
 
   /**
@@ -210,6 +233,7 @@ export class WriteQueue<R, T> {
     if (batch.length === 1) this.joinLoneWrites(batch, lanes);
     for (const running of lanes) running.running = true;
     this.inFlight += 1;
+    if (lane.tenant !== undefined) this.turns.started(lane.tenant);
     const started = this.now();
     void this.work.run(batch.map((waiting) => waiting.request)).then(
       (settled) => {
@@ -271,6 +295,8 @@ export class WriteQueue<R, T> {
     const perWrite = took / Math.max(1, writes);
     this.writeMs = perWrite > this.writeMs ? perWrite : this.writeMs + SMOOTHING * (perWrite - this.writeMs);
     this.inFlight -= 1;
+    const tenant = lanes[0]?.tenant;
+    if (tenant !== undefined) this.turns.finished(tenant);
     for (const lane of lanes) {
       lane.running = false;
       this.settleLane(lane);

@@ -6,6 +6,8 @@ interface Req {
   readonly key: string;
   /** Lone writes of one group may run together (QueuedWork.groupOf). */
   readonly group?: string;
+  /** QueuedWork.tenantOf; one tenant for all when absent. */
+  readonly tenant?: string;
 }
 
 class Overloaded extends Error {}
@@ -22,6 +24,7 @@ function fakeQueue(options: Partial<WriteQueueOptions & WriteQueueBudget> = {}) 
       laneOf: (r) => r.lane,
       conflictKeyOf: (r) => r.key,
       groupOf: (r) => r.group,
+      tenantOf: (r) => r.tenant ?? '',
       run: (batch) =>
         new Promise<Settled<string>[]>((resolve) => {
           runs.push({
@@ -202,5 +205,24 @@ describe('WriteQueue', () => {
     await endNext();
     expect(runs.map((run) => run.keys.length)).toEqual([20]);
     expect(await Promise.all(answers)).toHaveLength(20);
+  });
+
+  it("gives a tenant with nothing in flight the next slot, and does not refuse its write for another tenant's flood of lanes", async () => {
+    const { runs, settle, endNext, advance } = fakeQueue({ concurrency: 1, maxWaitMs: 3000 });
+    // Transactions measured at 1 s each.
+    for (let i = 0; i < 12; i += 1) {
+      const answer = settle({ lane: 'warm', key: `warm${i}`, tenant: 'flood' });
+      advance(1000);
+      await endNext();
+      await answer;
+    }
+    const flood = Array.from({ length: 4 }, (_, i) => settle({ lane: `f${i}`, key: `f${i}`, tenant: 'flood' }));
+    // The flood's lanes ahead would take about 4 s: a fifth is refused on arrival.
+    expect(await settle({ lane: 'f4', key: 'f4', tenant: 'flood' })).toMatch(/^overloaded/);
+    // Another tenant's write is not: it waits for the one transaction in flight, then runs before the flood's lanes.
+    const quiet = settle({ lane: 'q', key: 'q1', tenant: 'quiet' });
+    for (let i = 0; i < 5; i += 1) await endNext();
+    expect(runs.slice(-5).map((run) => run.keys)).toEqual([['f0'], ['q1'], ['f1'], ['f2'], ['f3']]);
+    expect(await Promise.all([...flood, quiet])).toEqual(['f0', 'f1', 'f2', 'f3', 'q1'].map((key) => `done ${key}`));
   });
 });
