@@ -1,45 +1,37 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
-import { AccessLogController } from './http/access-log.js';
-import { lazyChildLogger } from './http/lazy-request-logger.js';
-import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rememberLastResponses } from './http/framework-errors.js';
-import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
-import { securityHeaders } from './http/security-headers.js';
-import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
-import { refuseDisallowedHosts } from './http/allowed-hosts.js';
-import { httpMetrics } from './metrics/http-metrics.js';
-import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
-import { registerDatabaseMetrics } from './metrics/database-metrics.js';
-import { registerDatabaseShareMetrics } from './metrics/database-share-metrics.js';
-import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
+import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
+import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
+import { AccessLogController } from './http/access-log.js';
+import { apiReferenceRoutes } from './http/api-reference-routes.js';
+import { answerEveryRequestBeforeHalfClose } from './http/connection-turn.js';
+import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rememberLastResponses } from './http/framework-errors.js';
 import { healthRoutes } from './http/health-routes.js';
+import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
-import { OutageLog, OverloadLog } from './http/outage-log.js';
-import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './store/fair-share.js';
-import { bodyPending } from './http/unread-body.js';
-import { answerEveryRequestBeforeHalfClose, awaitConnectionTurn } from './http/connection-turn.js';
-import { ApiError } from './domain/errors.js';
-import { sendProblem, toApiError } from './http/problem.js';
+import { problemAnswers } from './http/problem-answers.js';
+import { realTimeGuard } from './http/real-time-guard.js';
+import { MAX_ENCODED_PARAM_LENGTH } from './http/record-uid-length.js';
+import { requestDatabase } from './http/request-database.js';
+import { requestHooks } from './http/request-hooks.js';
 import { requestIdFor } from './http/request-id.js';
 import { resourceRoutes } from './http/resource-routes.js';
+import { securityHeaders } from './http/security-headers.js';
+import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import { writeRoutes } from './http/write-routes.js';
 import { DEFAULT_LIST_CACHE, ListCache, type ListCacheOptions } from './listing/list-cache.js';
 import type { ResourceDefinition } from './listing/resource-definition.js';
+import { registerDatabaseMetrics } from './metrics/database-metrics.js';
+import { registerDatabaseShareMetrics } from './metrics/database-share-metrics.js';
+import { httpMetrics } from './metrics/http-metrics.js';
+import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
+import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
 import { RESOURCES } from './resources/index.js';
-import type { Store } from './store/store.js';
-import { requestDatabase } from './http/request-database.js';
-import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
+import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './store/fair-share.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { PatroniRest } from './store/patroni-rest.js';
-import { realTimeGuard } from './http/real-time-guard.js';
-import { writeRoutes } from './http/write-routes.js';
-import { rejectRepeatedHeaders } from './http/repeated-headers.js';
-import { refuseContentCoding } from './http/content-coding.js';
-import { refuseTransferEncodingOnHttp10 } from './http/request-framing.js';
-import { MAX_ENCODED_PARAM_LENGTH, refuseImpossibleUids } from './http/record-uid-length.js';
-import { creditLimits } from './resources/credit-limits.js';
-import { loans } from './resources/loans.js';
+import type { Store } from './store/store.js';
 
 export interface AppOptions {
   store: Store;
@@ -55,6 +47,7 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions;
   /** Prometheus registry to record request and pool metrics in; none when absent. */
   metrics?: Registry;
+  /** The collections served (RESOURCES when absent): their reads, and the ledger's writes when it is among them. */
   resources?: readonly ResourceDefinition[];
   /**
    * Reuse a successful credential check for this long (the revocation bound);
@@ -114,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  const resources = options.resources ?? RESOURCES;
   const budgetMs = options.databaseRequestBudgetMs ?? 0;
   app.decorateRequest('database', undefined);
   app.decorateRequest('databaseBudget', undefined);
@@ -122,60 +116,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.metrics) registerDatabaseShareMetrics(options.metrics, share);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
-  // First: a pipelined request runs only once the answers before it on its connection are sent.
-  app.addHook('onRequest', awaitConnectionTurn);
-  // Callback style: an async hook costs a promise and a microtask turn per request (a throw here is Fastify's to catch).
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    // Only the write routes read a body: a request still sending one elsewhere is answered
-    // (404, 405, or whatever its route says) without waiting for it, and its connection closed.
-    // The body check first: request.routeOptions builds an object of a dozen fields on every read.
-    if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
-    rejectRepeatedHeaders(request);
-    refuseTransferEncodingOnHttp10(request);
-    if (request.is404) throw notFound(request);
-    refuseImpossibleUids(request);
-    done();
-  });
-  if (options.allowedHosts) app.addHook('onRequest', refuseDisallowedHosts(options.allowedHosts));
-  // After the write routes' credentials checks (onRequest), before the body is read.
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    refuseContentCoding(request);
-    done(null, payload);
-  });
-
-  const outageLog = new OutageLog(app.log, options.outageSummaryMs);
-  const overloadLog = new OverloadLog(app.log);
-  app.addHook('onClose', async () => {
-    outageLog.close();
-    overloadLog.close();
-  });
-  app.setErrorHandler(async (error, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError.code === 'service_unavailable') outageLog.failure(error, request.id);
-    else if (apiError.code === 'overloaded') overloadLog.refused(request);
-    else if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
-    return sendProblem(request, reply, apiError);
-  });
-
-  app.setNotFoundHandler(async (request, reply) => sendProblem(request, reply, notFound(request)));
-
+  // Hooks and errors.
+  await app.register(requestHooks, { allowedHosts: options.allowedHosts });
+  await app.register(problemAnswers, { outageSummaryMs: options.outageSummaryMs });
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
+
+  // Operations and documentation.
   const patroni = options.patroniUrls?.length ? new PatroniRest(options.patroniUrls) : undefined;
   const role = new NodeRole(options.store, options.replicaLimits, undefined, undefined, patroni);
   if (options.metrics) registerDatabaseMetrics(options.metrics, role);
   await app.register(healthRoutes, { databaseOf, role, metrics: options.metrics, store: options.store });
-  await app.register(apiReferenceRoutes, { resources: options.resources ?? RESOURCES });
-  const resources = options.resources ?? RESOURCES;
-  // Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.
+  await app.register(apiReferenceRoutes, { resources });
+
+  // Reads, then writes. Fields moved by drawdowns and repayments are the real-time ones a lagging standby could answer stale.
   const realTimePaths = resources.filter((resource) => (resource.volatileFields ?? []).length > 0).map((resource) => `/api/${resource.path}/`);
   await app.register(realTimeGuard, { role, paths: realTimePaths, databaseOf });
   const authCache = options.authCache && createAuthCache(options.authCache);
   await app.register(resourceRoutes, {
     databaseOf,
-    resources: options.resources ?? RESOURCES,
+    resources,
     publicUrl: options.publicUrl,
     authCache,
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
@@ -183,8 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(writeRoutes, {
     store: options.store,
     role,
-    limits: creditLimits,
-    loans,
+    resources,
     authCache,
     idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
     databaseOf,
@@ -213,8 +173,4 @@ function httpServerOptions(limits: HttpLimits): {
     // A missing Host is refused by rejectRepeatedHeaders, as problem+json, not by Node's bare 400.
     http: { connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10))), requireHostHeader: false },
   };
-}
-
-function notFound(request: FastifyRequest): ApiError {
-  return new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
 }

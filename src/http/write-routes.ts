@@ -6,6 +6,7 @@ import { ApiError } from '../domain/errors.js';
 import { entryOperation, LEDGER_KINDS, LedgerError, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind } from '../ledger/index.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { ledgerCollectionsOf } from '../resources/index.js';
 import type { NodeRole } from '../store/node-role.js';
 import type { Queryable, Store } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
@@ -27,10 +28,11 @@ declare module 'fastify' {
 export interface WriteRoutesOptions {
   store: Store;
   role: NodeRole;
-  /** The credit-limit resource: the 201 shows the limit after the entry as GET would. */
-  limits: ResourceDefinition;
-  /** The loan resource: POST /api/loans/ and its repayments (loan-write-routes.ts). */
-  loans: ResourceDefinition;
+  /**
+   * The collections served: the ledger's (ledgerCollectionsOf) get their writes — drawdowns and repayments
+   * on a credit limit, whose 201 shows the limit as GET would; loans and their repayments (loan-write-routes.ts).
+   */
+  resources: readonly ResourceDefinition[];
   authCache?: AuthCache | undefined;
   /** How long a stored response is replayed for its Idempotency-Key. */
   idempotencyTtlHours: number;
@@ -61,7 +63,10 @@ export function writePathOf(limits: ResourceDefinition, kind: LedgerKind): strin
  * (or refusal) into HTTP.
  */
 export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOptions): Promise<void> {
-  const { store, role, limits, authCache, idempotencyTtlHours, databaseOf } = options;
+  const written = ledgerCollectionsOf(options.resources);
+  if (!written) return;
+  const { limits, loans } = written;
+  const { store, role, authCache, idempotencyTtlHours, databaseOf } = options;
   const writer = new LedgerWriter(store, {
     idempotencyTtlHours,
     problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)),
@@ -126,12 +131,14 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
     });
   }
 
-  loanWriteRoutes(app, {
-    writer,
-    views: { loans: options.loans, limits },
-    beforeWrite: (request) => refuseOnStandby(role, databaseOf(request)),
-    send,
-  });
+  if (loans) {
+    loanWriteRoutes(app, {
+      writer,
+      views: { loans, limits },
+      beforeWrite: (request) => refuseOnStandby(role, databaseOf(request)),
+      send,
+    });
+  }
 }
 
 function send(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {

@@ -8,8 +8,7 @@ import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordS
 import { writeComponents, writePaths } from './write-operations.js';
 import { answerHeaderComponents, declareAnswerHeaders } from './answer-headers.js';
 import { declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
-import { creditLimits } from '../resources/credit-limits.js';
-import { loans } from '../resources/loans.js';
+import { ledgerCollectionsOf } from '../resources/index.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
 
 /**
@@ -56,11 +55,12 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     if (!resource.parent) paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
   }
   // The ledger moves credit limits: its writes are documented wherever they are.
-  const ledger = resources.includes(creditLimits) ? writeComponents(creditLimits) : undefined;
-  if (ledger) Object.assign(paths, writePaths(creditLimits));
+  const written = ledgerCollectionsOf(resources);
+  const ledger = written ? writeComponents(written.limits) : undefined;
+  if (written) Object.assign(paths, writePaths(written.limits));
   // Loans are written through the ledger too: POST beside their GET.
-  const loanSchemas = ledger && resources.includes(loans) ? loanWriteSchemas(loans, creditLimits) : undefined;
-  if (loanSchemas) for (const [path, post] of Object.entries(loanWriteOperations(loans, creditLimits))) paths[path] = { ...paths[path], post };
+  const loanSchemas = written?.loans ? loanWriteSchemas(written.loans, written.limits) : undefined;
+  if (written?.loans) for (const [path, post] of Object.entries(loanWriteOperations(written.loans, written.limits))) paths[path] = { ...paths[path], post };
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = {
