@@ -23,9 +23,6 @@ const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies read
 /** A record's URL takes no query parameters: one given is a 422 naming it. */
 const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
-/** The port `lending-api serve` listens on unless told otherwise (config.ts). */
-const DEFAULT_PORT = 3000;
-
 export interface OpenApiDocumentOptions {
   readonly resources: readonly ResourceDefinition[];
   readonly version: string;
@@ -77,8 +74,10 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   return {
     openapi: '3.1.0',
     info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
+    // Relative (OpenAPI 3.1 §4.8.5: to where the document is served): /api/openapi.json describes the
+    // installation that serves it, whatever its origin; a copy elsewhere takes a base URL of its own.
     // x-internal: false — the API is for the organizations' own systems, not only the operator's.
-    servers: [{ url: `http://localhost:${DEFAULT_PORT}`, description: 'A local `lending-api serve` on its default port; use your installation\'s own origin.', 'x-internal': false }],
+    servers: [{ url: '/', description: 'The installation serving this document at `/api/openapi.json`, whichever environment it is (local, staging or production): the URL is relative to where the document was fetched.', 'x-internal': false }],
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
