@@ -32,7 +32,6 @@ const ACCEPTED_OWASP_ERRORS = [
     at: /(\.(next|previous)|headers\.Link\.schema|\.detail|text\/html\.schema)$/,
     why: 'answers the service composes with no length cap of their own: page links (their base is PUBLIC_URL or the request), problem details, the reference page',
   },
-  { rule: 'owasp:api4:2023-integer-limit', at: /^components\.headers\.Retry-After\.schema$/, why: "an overloaded write's Retry-After is the queue's estimated wait, which nothing bounds" },
 ];
 
 function unacceptedOwaspErrors(output) {

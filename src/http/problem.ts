@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { redactApiKeys } from '../domain/key-shaped-text.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 
 export { PROBLEM_CONTENT_TYPE };
@@ -43,8 +44,13 @@ function redactedExtensions(extensions: Record<string, unknown>): Record<string,
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, name === 'retry-after' ? boundedRetryAfter(value) : value);
   return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problemDocument(error, request.id)));
+}
+
+/** Every Retry-After the service sends is made here: at most MAX_RETRY_AFTER_SECONDS, whoever estimated it. */
+function boundedRetryAfter(value: string): string {
+  return String(Math.min(MAX_RETRY_AFTER_SECONDS, Number(value)));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../domain/header-values.js';
 import { ApiError } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
 import { StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
@@ -334,8 +335,8 @@ function keyReused(): ApiError {
   );
 }
 
-function overloaded(waitMs: number): ApiError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+export function overloaded(waitMs: number): ApiError {
+  const seconds = retryAfterSeconds(waitMs);
   return new ApiError(
     'overloaded',
     `overloaded: too many writes are queued on this node; this one would wait about ${Math.round(waitMs)} ms before reaching the database; nothing was recorded; retry after ${seconds} s`,

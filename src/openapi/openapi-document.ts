@@ -1,4 +1,5 @@
 import { type ErrorCode } from '../domain/errors.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
@@ -136,8 +137,11 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
       headers: {
         ...ledger?.headers,
         ...answerHeaderComponents(),
-        // No maximum: an overloaded write's wait is estimated from the queue ahead of it, which nothing bounds.
-        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', format: 'int32', minimum: 0 } },
+        'Retry-After': {
+          description: `Seconds to wait before retrying: at most ${MAX_RETRY_AFTER_SECONDS} (a longer estimated wait, such as an overloaded write's queue, is sent as ${MAX_RETRY_AFTER_SECONDS}).`,
+          required: true,
+          schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_RETRY_AFTER_SECONDS },
+        },
         Link: {
           description: 'RFC 8288 links to the `next`, `prev` and `first` pages.',
           required: true,
