@@ -8,6 +8,8 @@ import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
 import { refuseDisallowedHosts } from './http/allowed-hosts.js';
+import type { CorsOrigins } from './domain/cors-origins-setting.js';
+import { registerCors } from './http/cors.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { registerDatabaseMetrics } from './metrics/database-metrics.js';
@@ -44,6 +46,8 @@ export interface AppOptions {
   publicUrl?: string | undefined;
   /** The Host names /api/ routes answer for (ALLOWED_HOSTS; `serve` always passes them); any host when absent. */
   allowedHosts?: AllowedHosts;
+  /** The origins whose browser pages may read answers (CORS_ALLOWED_ORIGINS); none when absent. */
+  corsOrigins?: CorsOrigins;
   /** Which X-Forwarded-* hops to believe (`true`: the nearest one); none when absent. */
   trustProxy?: TrustProxy | boolean;
   logger?: FastifyServerOptions['logger'];
@@ -132,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   if (options.allowedHosts) app.addHook('onRequest', refuseDisallowedHosts(options.allowedHosts));
+  registerCors(app, options.corsOrigins ?? []);
   // After the write routes' credentials checks (onRequest), before the body is read.
   app.addHook('preParsing', (request, _reply, payload, done) => {
     refuseContentCoding(request);

@@ -1,3 +1,4 @@
+import { parseCorsOrigins, type CorsOrigins } from './domain/cors-origins-setting.js';
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
@@ -15,6 +16,8 @@ export interface Config {
   readonly allowedHosts: AllowedHosts;
   /** Which X-Forwarded-Proto/-Host/-For hops to believe: none, the nearest n, or those from these proxy addresses. */
   readonly trustProxy: TrustProxy;
+  /** The origins whose browser pages may read answers (CORS_ALLOWED_ORIGINS); none by default. */
+  readonly corsOrigins: CorsOrigins;
   /** Requests per minute per API key; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
   /** Writes (drawdowns, repayments) per minute per API key, a budget of their own; 0 turns it off. */
@@ -116,6 +119,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     publicUrl: configuredPublicUrl,
     allowedHosts: allowedHosts(read('ALLOWED_HOSTS'), host, configuredPublicUrl),
     trustProxy: trustProxy(read('TRUST_PROXY')),
+    corsOrigins: corsOrigins(read('CORS_ALLOWED_ORIGINS')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     writeRateLimitPerMinute: integer('WRITE_RATE_LIMIT_PER_MINUTE', read('WRITE_RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     idempotencyKeyTtlHours: integer('IDEMPOTENCY_KEY_TTL_HOURS', read('IDEMPOTENCY_KEY_TTL_HOURS'), DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, 1, 24 * 365),
@@ -238,6 +242,12 @@ function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl
   const parsed = parseAllowedHosts(raw);
   if ('error' in parsed) throw new ConfigError('ALLOWED_HOSTS', parsed.error);
   return parsed.hosts;
+}
+
+function corsOrigins(raw: string | undefined): CorsOrigins {
+  const parsed = parseCorsOrigins(raw);
+  if ('error' in parsed) throw new ConfigError('CORS_ALLOWED_ORIGINS', parsed.error);
+  return parsed;
 }
 
 function redisUrl(raw: string | undefined): string | undefined {

@@ -77,6 +77,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       store: openedStore,
       publicUrl: config.publicUrl,
       allowedHosts: config.allowedHosts,
+      corsOrigins: config.corsOrigins,
       trustProxy: config.trustProxy,
       loggerInstance: logger,
       metrics,

@@ -1,6 +1,7 @@
 import { API_VERSION } from '../domain/api-version.js';
 import { MAX_REQUEST_ID_LENGTH, SANE_REQUEST_ID } from '../domain/request-id-format.js';
 import { DOCS_CSP, JSON_CSP, SECURITY_HEADERS } from '../domain/header-values.js';
+import { CORS_ALLOWED_REQUEST_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS, MAX_ORIGIN_LENGTH } from '../domain/cors-origins-setting.js';
 import { WINDOW_MS } from '../rate-limits/request-limiter.js';
 import type { JsonObject } from './json-schema.js';
 
@@ -50,10 +51,55 @@ export function answerHeaderComponents(): Record<string, JsonObject> {
     'X-RateLimit-Limit': count('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).', rateLimit.limit),
     'X-RateLimit-Remaining': count('Requests left in the window.', rateLimit.remaining),
     'X-RateLimit-Reset': count('Seconds until the window resets.', rateLimit.reset),
+    ...corsHeaderComponents(),
   };
 }
 
-const EVERY_ANSWER = ['X-Request-Id', 'API-Version', 'Cache-Control', 'X-Content-Type-Options', 'X-Frame-Options', 'Referrer-Policy', 'Content-Security-Policy'];
+const ONLY_FOR_AN_ALLOWED_ORIGIN = 'Sent only when the request\'s `Origin` is one of the operator\'s CORS_ALLOWED_ORIGINS (none by default: then no CORS header is sent, and pages of other origins cannot read the answer).';
+
+/** The CORS headers (src/http/cors.ts): on every answer to an allowed origin, and on its preflight. */
+function corsHeaderComponents(): Record<string, JsonObject> {
+  const optional = (description: string, schema: JsonObject): JsonObject => ({ description, required: false, schema });
+  return {
+    'Access-Control-Allow-Origin': optional(`The request's own \`Origin\`, which may read this answer. ${ONLY_FOR_AN_ALLOWED_ORIGIN}`, {
+      type: 'string',
+      maxLength: MAX_ORIGIN_LENGTH,
+      pattern: '^https?://[^/]+$',
+      examples: ['https://app.example.com'],
+    }),
+    'Access-Control-Expose-Headers': optional(`The answer headers a page of that origin may read. ${ONLY_FOR_AN_ALLOWED_ORIGIN}`, { type: 'string', const: CORS_EXPOSED_HEADERS }),
+    Vary: optional('`Origin`: sent on every answer once the operator allows any origin (CORS_ALLOWED_ORIGINS), so a shared cache keeps one origin\'s answer from another.', {
+      type: 'string',
+      const: 'Origin',
+    }),
+  };
+}
+
+/** `components.responses.CorsPreflight`: what a preflight from an allowed origin gets. */
+export function corsPreflightResponse(): JsonObject {
+  const required = (description: string, schema: JsonObject): JsonObject => ({ description, required: true, schema });
+  return {
+    description: `A CORS preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) from an origin in the operator's CORS_ALLOWED_ORIGINS: the methods, request headers and cache time it may use. From any other origin, or without CORS_ALLOWED_ORIGINS, an OPTIONS is a 405 like every method the path does not serve.`,
+    headers: {
+      'Access-Control-Allow-Methods': required('The methods the path serves (its `Allow`).', { type: 'string', maxLength: 64, pattern: '^[A-Z]+(, [A-Z]+)*$', examples: ['GET, HEAD, POST'] }),
+      'Access-Control-Allow-Headers': required('The request headers a page may send.', { type: 'string', const: CORS_ALLOWED_REQUEST_HEADERS }),
+      'Access-Control-Max-Age': required('Seconds the browser may reuse this answer.', { type: 'integer', format: 'int32', minimum: CORS_MAX_AGE_SECONDS, maximum: CORS_MAX_AGE_SECONDS }),
+    },
+  };
+}
+
+const EVERY_ANSWER = [
+  'X-Request-Id',
+  'API-Version',
+  'Cache-Control',
+  'X-Content-Type-Options',
+  'X-Frame-Options',
+  'Referrer-Policy',
+  'Content-Security-Policy',
+  'Access-Control-Allow-Origin',
+  'Access-Control-Expose-Headers',
+  'Vary',
+];
 /** Sent on every answer once the API key is known (when rate limits are on, as they are by default). */
 const AUTHENTICATED_ANSWER = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 

@@ -7,8 +7,8 @@ import { capitalize, plural, withArticle } from './plural.js';
 import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
-import { answerHeaderComponents, declareAnswerHeaders } from './answer-headers.js';
-import { declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
+import { answerHeaderComponents, corsPreflightResponse, declareAnswerHeaders } from './answer-headers.js';
+import { CORS_PREFLIGHT, declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
 import { creditLimits } from '../resources/credit-limits.js';
 import { loans } from '../resources/loans.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
@@ -37,7 +37,9 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
 
 **Timestamps** are RFC 3339 in UTC with exactly six fractional digits. Filters accept RFC 3339 / ISO 8601 times with up to nine fractional digits (compared exactly at microsecond precision) or a bare date meaning the whole UTC day, and both ends of a range are inclusive.
 
-**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header naming those it does (\`GET, HEAD\` on the reads, \`POST\` on the writes). Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (see docs/api.md "Rate limits").
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header naming those it does (\`GET, HEAD\` on the reads, \`POST\` on the writes).
+
+**CORS.** Only for the origins the operator lists in CORS_ALLOWED_ORIGINS (none by default): a request with one of them as \`Origin\` gets \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers\` on every answer, and its preflight a 204; from any other origin no CORS header is sent. Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (see docs/api.md "Rate limits").
 
 **Versioning.** \`info.version\` is the API version, sent in every answer's \`API-Version\` header. Within a version changes are only additive (new paths, new optional parameters, new response fields, new error codes); a breaking change ships as a new version (docs/api.md "Versioning").`;
 
@@ -68,7 +70,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string' }),
   };
   declareMethodsNotAllowed(paths);
-  const responses = problemResponses();
+  const responses = { ...problemResponses(), [CORS_PREFLIGHT]: corsPreflightResponse() };
   declareAllowValues(paths, responses);
   declareAnswerHeaders(paths, responses);
 
