@@ -39,6 +39,8 @@ export interface Config {
   readonly pgliteSharedBuffers: string | undefined;
   /** Failed authentications per minute per client address before 429; 0 turns it off. */
   readonly authFailuresPerMinute: number;
+  /** Requests per minute per client address to the routes that take no API key (probes, reference); 0: no limit. */
+  readonly unauthenticatedRateLimitPerMinute: number;
   /** Port for the Prometheus `/metrics` listener; undefined = no metrics listener. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
@@ -132,6 +134,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
     pgliteSharedBuffers: memorySize('PGLITE_SHARED_BUFFERS', read('PGLITE_SHARED_BUFFERS')),
     authFailuresPerMinute: integer('AUTH_FAILURES_PER_MINUTE', read('AUTH_FAILURES_PER_MINUTE'), 20, 0, 1_000_000),
+    unauthenticatedRateLimitPerMinute: integer('UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE', read('UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'), 600, 0, 1_000_000),
     metricsPort: optionalInteger('METRICS_PORT', read('METRICS_PORT'), 0, 65535),
     metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
     workers: integer('WORKERS', read('WORKERS'), 1, 1, 256),

@@ -23,7 +23,7 @@ export function rateLimitHeaderSchemas(): Record<'limit' | 'remaining' | 'reset'
   return { limit: upTo(MAX_REQUESTS_PER_MINUTE), remaining: upTo(MAX_REQUESTS_PER_MINUTE), reset: upTo(WINDOW_MS / 1000) };
 }
 
-/** `components.headers` of what every answer, or every authenticated answer, carries. */
+/** `components.headers` of what every answer, or every rate-limited answer, carries. */
 export function answerHeaderComponents(): Record<string, JsonObject> {
   const exactly = (description: string, values: readonly string[], required = true): JsonObject => ({
     description,
@@ -48,7 +48,10 @@ export function answerHeaderComponents(): Record<string, JsonObject> {
     'X-Frame-Options': exactly('`DENY`.', [SECURITY_HEADERS['x-frame-options']!]),
     'Referrer-Policy': exactly('`no-referrer`.', [SECURITY_HEADERS['referrer-policy']!]),
     'Content-Security-Policy': exactly("`default-src 'none'; frame-ancestors 'none'` on JSON; the reference page's own policy on HTML.", [JSON_CSP, DOCS_CSP]),
-    'X-RateLimit-Limit': count('Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make).', rateLimit.limit),
+    'X-RateLimit-Limit': count(
+      'Requests the API key may make in the window (on a failed-login 429: the failed authentications an address may make; on the probes and the reference, which take no key: the requests an address may make to them).',
+      rateLimit.limit,
+    ),
     'X-RateLimit-Remaining': count('Requests left in the window.', rateLimit.remaining),
     'X-RateLimit-Reset': count('Seconds until the window resets.', rateLimit.reset),
     ...corsHeaderComponents(),
@@ -100,12 +103,15 @@ const EVERY_ANSWER = [
   'Access-Control-Expose-Headers',
   'Vary',
 ];
-/** Sent on every answer once the API key is known (when rate limits are on, as they are by default). */
-const AUTHENTICATED_ANSWER = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+/**
+ * Sent on every answer once the API key is known, and on every answer of the routes that take no key
+ * (their budget is per address), when rate limits are on, as they are by default.
+ */
+const RATE_LIMITED_ANSWER = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
 /** `headers` of one response: its own, after those every answer carries and before the rate-limit ones. */
-function withAnswerHeaders(own: Record<string, JsonObject> | undefined, authenticated: boolean): Record<string, JsonObject> {
-  const names = [...EVERY_ANSWER, ...(authenticated ? AUTHENTICATED_ANSWER : [])];
+function withAnswerHeaders(own: Record<string, JsonObject> | undefined): Record<string, JsonObject> {
+  const names = [...EVERY_ANSWER, ...RATE_LIMITED_ANSWER];
   const [first, second, ...rest] = names.map((name) => [name, headerRef(name)] as const);
   return { ...Object.fromEntries([first!, second!]), ...own, ...Object.fromEntries(rest.filter(([name]) => !own?.[name])) };
 }
@@ -113,19 +119,18 @@ function withAnswerHeaders(own: Record<string, JsonObject> | undefined, authenti
 /**
  * Declares on every response of `paths` and on every shared response the
  * headers the service adds to all answers (request id, version, security
- * headers) and, on the operations that take an API key and on the problems
- * (shared by them), the rate-limit headers.
+ * headers, CORS) and the rate-limit headers (every operation is rate-limited:
+ * per API key, or per client address on those that take no key).
  */
 export function declareAnswerHeaders(paths: Record<string, JsonObject>, responses: Record<string, JsonObject>): void {
   for (const pathItem of Object.values(paths)) {
     for (const method of OPENAPI_METHODS) {
-      const operation = pathItem[method] as { security?: unknown[]; responses: Record<string, JsonObject> } | undefined;
+      const operation = pathItem[method] as { responses: Record<string, JsonObject> } | undefined;
       if (!operation) continue;
-      const authenticated = operation.security === undefined || operation.security.length > 0;
       for (const response of Object.values(operation.responses)) {
-        if (!('$ref' in response)) response.headers = withAnswerHeaders(response.headers as Record<string, JsonObject> | undefined, authenticated);
+        if (!('$ref' in response)) response.headers = withAnswerHeaders(response.headers as Record<string, JsonObject> | undefined);
       }
     }
   }
-  for (const response of Object.values(responses)) response.headers = withAnswerHeaders(response.headers as Record<string, JsonObject> | undefined, true);
+  for (const response of Object.values(responses)) response.headers = withAnswerHeaders(response.headers as Record<string, JsonObject> | undefined);
 }

@@ -21,6 +21,11 @@ import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.j
 const LIST_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 /** A nested list also answers 404 when its parent record is not the caller's. */
 const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
+/**
+ * The probes and the reference take no API key: their budget is per client address
+ * (UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE), and past it they answer 429.
+ */
+const UNAUTHENTICATED_ERRORS = ['rate_limited'] as const satisfies readonly ErrorCode[];
 /** A record's URL takes no query parameters: one given is a 422 naming it. */
 const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
@@ -39,7 +44,7 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
 
 **Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header naming those it does (\`GET, HEAD\` on the reads, \`POST\` on the writes).
 
-**CORS.** Only for the origins the operator lists in CORS_ALLOWED_ORIGINS (none by default): a request with one of them as \`Origin\` gets \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers\` on every answer, and its preflight a 204; from any other origin no CORS header is sent. Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (see docs/api.md "Rate limits").
+**CORS.** Only for the origins the operator lists in CORS_ALLOWED_ORIGINS (none by default): a request with one of them as \`Origin\` gets \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers\` on every answer, and its preflight a 204; from any other origin no CORS header is sent. Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\`, and so does every answer of the probes and the reference, which have a budget per client address instead (see docs/api.md "Rate limits").
 
 **Versioning.** \`info.version\` is the API version, sent in every answer's \`API-Version\` header. Within a version changes are only additive (new paths, new optional parameters, new response fields, new error codes); a breaking change ships as a new version (docs/api.md "Versioning").`;
 
@@ -210,6 +215,7 @@ function healthOperation(): JsonObject {
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { 'application/json': { schema: schemaRef('Health') } },
       },
+      ...errorResponses(UNAUTHENTICATED_ERRORS),
     },
   };
 }
@@ -227,7 +233,7 @@ function readyOperation(): JsonObject {
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { 'application/json': { schema: schemaRef('Readiness') } },
       },
-      ...errorResponses(['service_unavailable']),
+      ...errorResponses([...UNAUTHENTICATED_ERRORS, 'service_unavailable']),
     },
   };
 }
@@ -245,6 +251,7 @@ function referenceOperation(operationId: string, summary: string, description: s
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { [mediaType]: { schema } },
       },
+      ...errorResponses(UNAUTHENTICATED_ERRORS),
     },
   };
 }
