@@ -66,6 +66,7 @@ import { DRAWDOWN_BODY, ensureWriteLimits, WRITES_ORG_UID, writeScenarios } from
 import { startBareServer, startService, type RunningService } from './service.js';
 import { BURST_SCENARIO_IDS, printBurstResults, runBurstScenarios } from './burst-scenarios.js';
 import { writeBenchRecord } from './results-record.js';
+import { FLOOD_SCENARIO_ID, printFloodResult, runFloodScenario } from './flood-scenario.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -166,6 +167,10 @@ interface PeakRss {
 
 async function main(): Promise<void> {
   const wanted = args.only?.split(',');
+  if (wanted?.length === 1 && wanted[0] === FLOOD_SCENARIO_ID) {
+    process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
+    return;
+  }
   const isBurst = (id: string) => (BURST_SCENARIO_IDS as readonly string[]).includes(id);
   if (wanted?.every(isBurst)) {
     const bursts = await runBurstScenarios(wanted, log, args['log-level']);
@@ -176,6 +181,7 @@ async function main(): Promise<void> {
   if (args['load-only']) return;
   const bursts = await runBurstScenarios(wanted?.filter(isBurst) ?? BURST_SCENARIO_IDS, log, args['log-level']);
   process.stdout.write(`${printBurstResults(bursts).join('\n')}\n`);
+  if (!wanted || wanted.includes(FLOOD_SCENARIO_ID)) process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
 }
 
 async function readsAndWrites(): Promise<void> {

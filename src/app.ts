@@ -13,11 +13,13 @@ import { registerCors } from './http/cors.js';
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { registerDatabaseMetrics } from './metrics/database-metrics.js';
+import { registerDatabaseShareMetrics } from './metrics/database-share-metrics.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { createAuthCache } from './auth/auth-cache.js';
 import { healthRoutes } from './http/health-routes.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
-import { OutageLog } from './http/outage-log.js';
+import { OutageLog, OverloadLog } from './http/outage-log.js';
+import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './store/fair-share.js';
 import { bodyPending } from './http/unread-body.js';
 import { answerEveryRequestBeforeHalfClose, awaitConnectionTurn } from './http/connection-turn.js';
 import { ApiError } from './domain/errors.js';
@@ -85,6 +87,8 @@ export interface AppOptions {
   idempotencyKeyTtlHours?: number;
   /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
   writeQueue?: { maxWaitMs?: number; concurrency?: number };
+  /** Queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
+  databaseShare?: FairShareOptions;
 }
 
 /**
@@ -117,7 +121,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const budgetMs = options.databaseRequestBudgetMs ?? 0;
   app.decorateRequest('database', undefined);
   app.decorateRequest('databaseBudget', undefined);
-  const databaseOf = requestDatabase(options.store, budgetMs);
+  const share = new FairShare(options.databaseShare ?? DEFAULT_DATABASE_SHARE);
+  const databaseOf = requestDatabase(options.store, budgetMs, share);
+  if (options.metrics) registerDatabaseShareMetrics(options.metrics, share);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
   // First: a pipelined request runs only once the answers before it on its connection are sent.
@@ -144,10 +150,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const outageLog = new OutageLog(app.log, options.outageSummaryMs);
-  app.addHook('onClose', async () => outageLog.close());
+  const overloadLog = new OverloadLog(app.log);
+  app.addHook('onClose', async () => {
+    outageLog.close();
+    overloadLog.close();
+  });
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.code === 'service_unavailable') outageLog.failure(error, request.id);
+    else if (apiError.code === 'overloaded') overloadLog.refused(request);
     else if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
     return sendProblem(request, reply, apiError);
   });
@@ -184,6 +195,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     databaseOf,
     transactionBudgetMs: budgetMs,
     queue: options.writeQueue,
+    share,
     onWriter: (writer) => {
       if (options.metrics) registerWriteQueueMetrics(options.metrics, writer);
     },

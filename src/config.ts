@@ -64,6 +64,8 @@ export interface Config {
   readonly databaseRequestBudgetMs: number;
   /** The longest a write may wait in the process's write queue before its transaction starts (refused as overloaded beyond). */
   readonly writeQueueWaitMs: number;
+  /** Database queries one organization may have waiting for a connection on a node; one more is answered 503 overloaded. */
+  readonly databaseQueuePerOrg: number;
   /** Write transactions in flight at once per process; 0: the pool size less two (connections left for reads). */
   readonly writeConcurrency: number;
   /** On a hot standby: `sync` answers credit limits (a synchronous remote_apply standby), `refuse` does not. */
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     http: httpLimits(read),
     databaseRequestBudgetMs: integer('DATABASE_REQUEST_BUDGET_MS', read('DATABASE_REQUEST_BUDGET_MS'), 2000, 0, 600_000),
     writeQueueWaitMs: integer('WRITE_QUEUE_WAIT_MS', read('WRITE_QUEUE_WAIT_MS'), 5000, 1, 600_000),
+    databaseQueuePerOrg: integer('DATABASE_QUEUE_PER_ORG', read('DATABASE_QUEUE_PER_ORG'), 1000, 1, 100_000),
     writeConcurrency: integer('WRITE_CONCURRENCY', read('WRITE_CONCURRENCY'), 0, 0, 1000),
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,

@@ -94,6 +94,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },
       http: config.http,
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
+      databaseShare: { slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg },
       writeQueue: { maxWaitMs: config.writeQueueWaitMs, concurrency: config.writeConcurrency || Math.max(1, config.databasePoolSize - 2) },
       replicaLimits: config.replicaLimits,
       patroniUrls: config.patroniUrls,

@@ -1,5 +1,6 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import { scrubPath } from '../logger.js';
+import { answeredOverloaded } from './outage-log.js';
 
 /**
  * One JSON line per request, written when the response is done: request id,
@@ -23,7 +24,8 @@ export class AccessLogController extends LogController {
   override routeNotFound(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const failed = Boolean(error) || reply.statusCode >= 500;
+    // Overload refused as designed is counted by OverloadLog, not logged as an error per request.
+    const failed = Boolean(error) || (reply.statusCode >= 500 && !answeredOverloaded(request));
     this.plainLog ??= request.server.log.child({}, { redact: [] });
     // Above LOG_LEVEL=info a successful request's line would be dropped: not built either (a few µs a request).
     if (!failed && !logsInfo(this.plainLog)) return;

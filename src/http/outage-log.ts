@@ -57,3 +57,57 @@ export class OutageLog {
     return true;
   }
 }
+
+export const DEFAULT_OVERLOAD_SUMMARY_MS = 1000;
+
+/** Requests answered `overloaded`: their access line is an info line like a 429's, not an error line. */
+const overloadAnswers = new WeakSet<object>();
+
+export function answeredOverloaded(request: object): boolean {
+  return overloadAnswers.has(request);
+}
+
+/**
+ * Overload is not a fault: a flood refused as `overloaded` is the service
+ * working as designed, and one line with a stack per refusal (thousands a
+ * second) would bury the log. Refusals are counted; one warning line per
+ * `summaryMs` (at most once a second by default) gives the count, by code
+ * and reason, of the window that ended. Every request still has its own
+ * access line.
+ */
+export class OverloadLog {
+  private counted = 0;
+  private window: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    private readonly summaryMs = DEFAULT_OVERLOAD_SUMMARY_MS,
+  ) {}
+
+  refused(request: object): void {
+    overloadAnswers.add(request);
+    this.counted++;
+    if (this.window) return;
+    this.window = setTimeout(() => {
+      this.window = undefined;
+      this.summarize();
+    }, this.summaryMs);
+    this.window.unref();
+  }
+
+  /** Writes what is still counted (on shutdown). */
+  close(): void {
+    clearTimeout(this.window);
+    this.window = undefined;
+    this.summarize();
+  }
+
+  private summarize(): void {
+    if (this.counted === 0) return;
+    this.log.warn(
+      { overloaded: this.counted, window_ms: this.summaryMs },
+      `overloaded: ${this.counted} request(s) answered 503 overloaded in the last ${this.summaryMs / 1000} s (the database is answering; the load exceeds the share of it each organization gets on this node)`,
+    );
+    this.counted = 0;
+  }
+}

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { redactApiKeys } from '../domain/key-shaped-text.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { DatabaseBudgetExceededError } from '../store/database-budget.js';
+import { DatabaseOverloadedError } from '../store/fair-share.js';
 import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
 import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
@@ -65,8 +67,18 @@ export function toApiError(error: unknown): ApiError {
     const code = clientErrorCode(status);
     return new ApiError(code, FRAMEWORK_DETAILS[fastifyError.code ?? ''] ?? fastifyError.message ?? ERROR_CODES[code].title, { cause: error });
   }
+  if (error instanceof DatabaseOverloadedError) {
+    return new ApiError('overloaded', `overloaded: ${error.message} (the database is answering, but this organization's requests exceed its share of it on this node); nothing was changed; retry after 1 s`, {
+      headers: { 'retry-after': '1' },
+      cause: error,
+    });
+  }
   if (error instanceof StoreUnavailableError) {
-    return new ApiError('service_unavailable', 'the database is unreachable; retry shortly', {
+    const detail =
+      error.cause instanceof DatabaseBudgetExceededError
+        ? `the database did not answer within this request's database time (${error.cause.budgetMs} ms); retry shortly`
+        : 'the database is unreachable; retry shortly';
+    return new ApiError('service_unavailable', detail, {
       headers: { 'retry-after': '1' },
       cause: error,
     });

@@ -1,3 +1,4 @@
+import type { FairShare } from '../store/fair-share.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
@@ -39,6 +40,8 @@ export interface WriteRoutesOptions {
   transactionBudgetMs: number;
   /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
   queue?: { maxWaitMs?: number; concurrency?: number } | undefined;
+  /** The node's FairShare (the writer tells overload from an unreachable database by it). */
+  share?: FairShare | undefined;
   /** Told of the writer, e.g. to export its queue's figures as metrics. */
   onWriter?: ((writer: LedgerWriter) => void) | undefined;
 }
@@ -64,6 +67,7 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
     problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)),
     transactionBudgetMs: options.transactionBudgetMs,
     queue: options.queue,
+    share: options.share,
   });
   options.onWriter?.(writer);
   const limitView = limitViewOf(limits);

@@ -1,8 +1,8 @@
-import { retryAfterSeconds } from '../domain/header-values.js';
 import { ApiError } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
-import { StoreUnavailableError, type Store, type TransactionOptions } from '../store/store.js';
-import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
+import { StoreUnavailableError, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
+import type { FairShare } from '../store/fair-share.js';
+import { answerOf, keyReused, overloaded, waitedTooLong } from './write-answers.js';
 import {
   claimIdempotencyKeys,
   claimKeysStatement,
@@ -47,6 +47,8 @@ export interface LedgerWriterOptions {
   /** Database time of one write transaction, from its start (PostgreSQL); 0 or absent: none. */
   readonly transactionBudgetMs?: number | undefined;
   readonly queue?: Partial<WriteQueueOptions> | undefined;
+  /** The node's FairShare: told when a transaction is answered, asked whether the database answered lately (overloaded or unreachable). */
+  readonly share?: FairShare | undefined;
 }
 
 /**
@@ -107,6 +109,7 @@ export class LedgerWriter {
         conflictKeyOf: (request) => request.idempotency?.key,
         // Lone writes of one organization that can go in one message run together when they wait for a slot.
         groupOf: (request) => (fitsOneMessage(request) ? request.operation.orgId : undefined),
+        tenantOf: (request) => request.operation.orgId,
         run: (batch) => this.runBatch(batch),
         overloaded: (waitMs) => overloaded(waitMs),
         waitedTooLong: (waitedMs) => waitedTooLong(waitedMs),
@@ -115,6 +118,7 @@ export class LedgerWriter {
         maxBatch: options.queue?.maxBatch ?? MAX_WRITES_PER_TRANSACTION,
         concurrency: options.queue?.concurrency ?? 8,
         maxWaitMs: options.queue?.maxWaitMs ?? DEFAULT_WRITE_QUEUE_WAIT_MS,
+        budgetMs: this.budgetMs,
       },
     );
   }
@@ -132,6 +136,22 @@ export class LedgerWriter {
     return this.queue.busyLanes;
   }
 
+  private answerOf(error: unknown): unknown {
+    return answerOf(error, this.options.share, this.budgetMs);
+  }
+
+  /** `store.transaction`, telling the share when the database answered it (committed, or refused it itself). */
+  private async inTransaction<T>(fn: (tx: Transaction) => Promise<T>, budget: DatabaseBudget | undefined): Promise<T> {
+    try {
+      const result = await this.store.transaction(fn, { ...SYNCHRONOUS_STANDBY, budget });
+      this.options.share?.answered();
+      return result;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) this.options.share?.answered();
+      throw error;
+    }
+  }
+
   /**
    * The batch in one transaction: lone writes (one per credit limit) of
    * kinds that can, in one message (runInOneMessage); the rest the long way
@@ -147,7 +167,7 @@ export class LedgerWriter {
     try {
       return await this.transaction(batch);
     } catch (error) {
-      if (answersEveryWrite(error)) return batch.map(() => ({ ok: false, error: answerOf(error) }));
+      if (answersEveryWrite(error)) return batch.map(() => ({ ok: false, error: this.answerOf(error) }));
       return this.eachLongWay(batch);
     }
   }
@@ -163,7 +183,7 @@ export class LedgerWriter {
     try {
       answers = await this.inOneMessage(batch);
     } catch (error) {
-      if (answersEveryWrite(error)) return batch.map(() => ({ ok: false, error: answerOf(error) }));
+      if (answersEveryWrite(error)) return batch.map(() => ({ ok: false, error: this.answerOf(error) }));
       answers = batch.map(() => undefined);
     }
     const settled: Settled<WriteAnswer>[] = [];
@@ -186,7 +206,7 @@ export class LedgerWriter {
         return settled;
       } catch (error) {
         if (attempt === 0 && isRace(error)) continue;
-        return { ok: false, error: answerOf(error) };
+        return { ok: false, error: this.answerOf(error) };
       }
     }
   }
@@ -213,7 +233,7 @@ export class LedgerWriter {
     const orgId = batch[0]?.operation.orgId ?? '';
     const statements = [claimKeysStatement(orgId, writes.map((write) => write.claim)), ...writes.flatMap((write) => [write.lone.write, write.store.statement])];
     const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
-    const rows = await this.store.transaction((tx) => tx.commitWith(statements), { ...SYNCHRONOUS_STANDBY, budget });
+    const rows = await this.inTransaction((tx) => tx.commitWith(statements), budget);
     const answers = new Array<Settled<WriteAnswer> | undefined>(batch.length);
     writes.forEach(({ request, lone, store }, n) => {
       const end = store.end(rows[2 + 2 * n] ?? []);
@@ -226,7 +246,7 @@ export class LedgerWriter {
     const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
     const orgId = batch[0]?.operation.orgId ?? '';
     const ttlHours = this.options.idempotencyTtlHours;
-    return this.store.transaction(async (tx) => {
+    return this.inTransaction(async (tx) => {
       const settled: Settled<WriteAnswer>[] = [];
       const stored: StoredResponse[] = [];
       const answer = (request: AnyRequest, applied: Applied<unknown>): void => {
@@ -257,7 +277,7 @@ export class LedgerWriter {
       }
       storeIdempotentResponsesAtCommit(tx, stored);
       return settled;
-    }, { ...SYNCHRONOUS_STANDBY, budget });
+    }, budget);
   }
 }
 
@@ -316,38 +336,4 @@ function isRace(error: unknown): boolean {
   if (error instanceof RetryWrite) return true;
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   return code === DEADLOCK_DETECTED || code === SERIALIZATION_FAILURE;
-}
-
-/** What a failed transaction tells its writes: an unanswered COMMIT becomes outcome_unknown; the rest as thrown. */
-function answerOf(error: unknown): unknown {
-  if (!(error instanceof TransactionInterruptedError && error.outcomeUnknown)) return error;
-  return new ApiError(
-    'outcome_unknown',
-    'the database did not confirm the commit of this write: it may or may not have been recorded; retry it with the same Idempotency-Key, which answers what was recorded or records it once',
-    { headers: { 'retry-after': '1' }, cause: error },
-  );
-}
-
-function keyReused(): ApiError {
-  return new ApiError(
-    'idempotency_key_reused',
-    'this Idempotency-Key was already used for a different request (another limit, kind, amount, at or reference); use a new key for a new write',
-  );
-}
-
-export function overloaded(waitMs: number): ApiError {
-  const seconds = retryAfterSeconds(waitMs);
-  return new ApiError(
-    'overloaded',
-    `overloaded: too many writes are queued on this node; this one would wait about ${Math.round(waitMs)} ms before reaching the database; nothing was recorded; retry after ${seconds} s`,
-    { headers: { 'retry-after': String(seconds) } },
-  );
-}
-
-function waitedTooLong(waitedMs: number): ApiError {
-  return new ApiError(
-    'service_unavailable',
-    `this write waited ${Math.round(waitedMs)} ms in its queue without reaching the database (the database is slow); nothing was recorded; retry shortly`,
-    { headers: { 'retry-after': '1' } },
-  );
 }

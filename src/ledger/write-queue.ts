@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { TenantTurns } from './tenant-turns.js';
 
 /** A request's answer, or what it throws. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -17,6 +18,11 @@ export interface WriteQueueOptions {
   readonly maxWaitMs: number;
 }
 
+/** The database time a write's transaction may use from its start (0 or absent: none); a batch is kept to what fits in it (batchBound). */
+export interface WriteQueueBudget {
+  readonly budgetMs?: number | undefined;
+}
+
 export interface QueuedWork<R, T> {
   /** Requests of one lane (one credit limit) never run concurrently in this process. */
   laneOf(request: R): string;
@@ -28,6 +34,13 @@ export interface QueuedWork<R, T> {
    * only with its own lane's.
    */
   groupOf?(request: R): string | undefined;
+  /**
+   * Optional: the tenant (organization) of a request. When a slot frees, a
+   * lane of a tenant with no transaction in flight goes first, so one
+   * tenant's flood of writes makes another's wait for one slot, not for the
+   * flood's lanes; absent: lanes take turns in the order they became ready.
+   */
+  tenantOf?(request: R): string;
   /** Runs the requests in one transaction (or, if it fails, as the writer decides); settles each. Never throws. */
   run(batch: readonly R[]): Promise<Settled<T>[]>;
   /** The refusal of a request that arrives when its wait is estimated at `waitMs`, over the bound. */
@@ -45,6 +58,7 @@ interface Waiting<R, T> {
 
 interface Lane<R, T> {
   readonly key: string;
+  readonly tenant: string | undefined;
   readonly queue: Waiting<R, T>[];
   /** A transaction of the lane is in flight. */
   running: boolean;
@@ -59,8 +73,9 @@ const SMOOTHING = 0.2;
  * The process's queue of writes. Per lane, one transaction at a time: the
  * writes that arrive while it runs wait, then run together (up to maxBatch,
  * in arrival order, never two with one conflict key). Across lanes, at most
- * `concurrency` transactions at once; lanes with writes ready take turns in
- * the order they became ready, and lone writes of one group waiting for a
+ * `concurrency` transactions at once; lanes with writes ready take turns,
+ * tenant by tenant (TenantTurns), in the order they became ready within a
+ * tenant, and lone writes of one group waiting for a
  * slot go together in one (joinLoneWrites). A write that finds its lane idle
  * and a slot free runs at the end of the event loop's turn, with the writes
  * that arrived in the same turn (schedulePump).
@@ -77,8 +92,12 @@ export class WriteQueue<R, T> {
   /** Lanes with writes waiting for a transaction slot, in the order they became ready. */
   private readonly ready: Lane<R, T>[] = [];
   private inFlight = 0;
+  /** Transactions in flight per tenant, and whose turn it is (QueuedWork.tenantOf). */
+  private readonly turns = new TenantTurns();
   private waitingCount = 0;
   private transactionMs = FIRST_ESTIMATE_MS;
+  /** A write's share of its transaction's duration: rises at once with a slower transaction, falls slowly. */
+  private writeMs = FIRST_ESTIMATE_MS;
   private refusedCount = 0;
   private pumpScheduled = false;
   /** Writes that left the queue (for their transaction, or answered for waiting too long), and their total wait (ms). */
@@ -87,13 +106,14 @@ export class WriteQueue<R, T> {
 
   constructor(
     private readonly work: QueuedWork<R, T>,
-    private readonly options: WriteQueueOptions,
+    private readonly options: WriteQueueOptions & WriteQueueBudget,
     /** The clock (ms): a test's own, to measure transactions and waits without wall-clock time. */
     private readonly now: () => number = () => performance.now(),
     /** Runs `start` once this turn of the event loop is over (schedulePump); a test's own runs it at once. */
     private readonly later: (start: () => void) => void = setImmediate,
   ) {
     for (const [name, value] of Object.entries(options)) {
+      if (name === 'budgetMs') continue;
       if (!Number.isInteger(value) || value < 1) throw new RangeError(`write queue: ${name} must be a positive integer, got ${value}`);
     }
   }
@@ -127,13 +147,14 @@ export class WriteQueue<R, T> {
   run(request: R): Promise<T> {
     const key = this.work.laneOf(request);
     let lane = this.lanes.get(key);
-    const waitMs = this.estimatedWaitMs(lane);
+    const tenant = this.work.tenantOf?.(request);
+    const waitMs = this.estimatedWaitMs(lane, tenant);
     if (waitMs > this.options.maxWaitMs) {
       this.refusedCount += 1;
       return Promise.reject(this.work.overloaded(waitMs));
     }
     if (!lane) {
-      lane = { key, queue: [], running: false };
+      lane = { key, tenant, queue: [], running: false };
       this.lanes.set(key, lane);
     }
     const target = lane;
@@ -151,14 +172,33 @@ export class WriteQueue<R, T> {
    * How long a write arriving now would wait before its transaction starts:
    * the lane's batches ahead of it, each waiting for a slot when lanes
    * queue for one, times the average transaction. Zero on an idle lane with
-   * a free slot.
+   * a free slot. Lone writes waiting for a slot are counted as the joined
+   * transactions they will run in (joinLoneWrites), not one each: counted
+   * one each, a burst over many limits was refused though it fit.
    */
-  private estimatedWaitMs(lane: Lane<R, T> | undefined): number {
+  private estimatedWaitMs(lane: Lane<R, T> | undefined, tenant: string | undefined): number {
     const slotFree = this.inFlight < this.options.concurrency && this.ready.length === 0;
-    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / this.options.maxBatch) : 0;
-    const turn = Math.max(1, (this.ready.length + this.inFlight) / this.options.concurrency);
-    const slotWait = slotFree ? 0 : Math.ceil((this.ready.length + 1) / this.options.concurrency);
+    const bound = this.batchBound();
+    const batchesAhead = lane ? (lane.running ? 1 : 0) + Math.floor(lane.queue.length / bound) : 0;
+    // A tenant with nothing in flight or ready takes the next slot that frees (takeReady).
+    if (tenant !== undefined && !this.turns.busy(tenant) && !this.ready.some((ready) => ready.tenant === tenant)) {
+      return (batchesAhead + (slotFree ? 0 : 1)) * this.transactionMs;
+    }
+    const readyTransactions = this.readyTransactions(bound);
+    const turn = Math.max(1, (readyTransactions + this.inFlight) / this.options.concurrency);
+    const slotWait = slotFree ? 0 : Math.ceil((readyTransactions + 1) / this.options.concurrency);
     return (batchesAhead * turn + slotWait) * this.transactionMs;
+  }
+
+  /** The transactions the lanes waiting for a slot will take: one per busy lane, lone writes that can join `bound` to one. */
+  private readyTransactions(bound: number): number {
+    if (!this.work.groupOf) return this.ready.length;
+    let lone = 0;
+    for (const lane of this.ready) {
+      const [head] = lane.queue;
+      if (lane.queue.length === 1 && head && this.work.groupOf(head.request) !== undefined) lone += 1;
+    }
+    return this.ready.length - lone + Math.ceil(lone / bound);
   }
 
   /**
@@ -180,10 +220,29 @@ export class WriteQueue<R, T> {
 
   private pump(): void {
     while (this.inFlight < this.options.concurrency) {
-      const lane = this.ready.shift();
+      const lane = this.takeReady();
       if (!lane) return;
       this.start(lane);
     }
+  }
+
+  /** The first ready lane of the tenant whose turn it is (TenantTurns); without tenants, the first ready lane. */
+  private takeReady(): Lane<R, T> | undefined {
+    if (!this.work.tenantOf || this.ready.length < 2) return this.ready.shift();
+    return this.ready.splice(this.turns.next(this.ready, (lane) => lane.tenant ?? ''), 1)[0];
+  }
+
+  /**
+   * The most writes one transaction takes: maxBatch, or fewer when the
+   * writes measured lately would not fit in half the transaction's budget
+   * together. A transaction that outlives its budget after its COMMIT was
+   * sent makes every write in it `outcome_unknown`; a batch kept to what
+   * fits makes one slow commit cost a few answers, not a batch of them.
+   */
+  private batchBound(): number {
+    const budgetMs = this.options.budgetMs ?? 0;
+    if (budgetMs <= 0) return this.options.maxBatch;
+    return Math.max(1, Math.min(this.options.maxBatch, Math.floor(budgetMs / 2 / this.writeMs)));
   }
 
   private start(lane: Lane<R, T>): void {
@@ -193,6 +252,7 @@ export class WriteQueue<R, T> {
     if (batch.length === 1) this.joinLoneWrites(batch, lanes);
     for (const running of lanes) running.running = true;
     this.inFlight += 1;
+    if (lane.tenant !== undefined) this.turns.started(lane.tenant);
     const started = this.now();
     void this.work.run(batch.map((waiting) => waiting.request)).then(
       (settled) => {
@@ -202,11 +262,11 @@ export class WriteQueue<R, T> {
           else if (outcome.ok) waiting.resolve(outcome.value);
           else waiting.reject(outcome.error);
         });
-        this.finish(lanes, started);
+        this.finish(lanes, started, batch.length);
       },
       (error: unknown) => {
         for (const waiting of batch) waiting.reject(error);
-        this.finish(lanes, started);
+        this.finish(lanes, started, batch.length);
       },
     );
   }
@@ -225,7 +285,8 @@ export class WriteQueue<R, T> {
     if (group === undefined || this.ready.length === 0) return;
     const now = this.now();
     const keys = new Set([this.work.conflictKeyOf((first as Waiting<R, T>).request)]);
-    for (let i = 0; i < this.ready.length && batch.length < this.options.maxBatch; ) {
+    const bound = this.batchBound();
+    for (let i = 0; i < this.ready.length && batch.length < bound; ) {
       const lane = this.ready[i] as Lane<R, T>;
       const [head] = lane.queue;
       if (
@@ -247,9 +308,14 @@ export class WriteQueue<R, T> {
     }
   }
 
-  private finish(lanes: readonly Lane<R, T>[], started: number): void {
-    this.transactionMs += SMOOTHING * (this.now() - started - this.transactionMs);
+  private finish(lanes: readonly Lane<R, T>[], started: number, writes: number): void {
+    const took = this.now() - started;
+    this.transactionMs += SMOOTHING * (took - this.transactionMs);
+    const perWrite = took / Math.max(1, writes);
+    this.writeMs = perWrite > this.writeMs ? perWrite : this.writeMs + SMOOTHING * (perWrite - this.writeMs);
     this.inFlight -= 1;
+    const tenant = lanes[0]?.tenant;
+    if (tenant !== undefined) this.turns.finished(tenant);
     for (const lane of lanes) {
       lane.running = false;
       this.settleLane(lane);
@@ -263,12 +329,13 @@ export class WriteQueue<R, T> {
     else this.lanes.delete(lane.key);
   }
 
-  /** The queue's head (up to maxBatch, up to the first repeated conflict key); writes that waited too long are answered instead. */
+  /** The queue's head (up to batchBound, up to the first repeated conflict key); writes that waited too long are answered instead. */
   private take(lane: Lane<R, T>): Waiting<R, T>[] {
     const now = this.now();
     const keys = new Set<string>();
     const batch: Waiting<R, T>[] = [];
-    while (batch.length < this.options.maxBatch) {
+    const bound = this.batchBound();
+    while (batch.length < bound) {
       const waiting = lane.queue[0];
       if (!waiting) break;
       const waited = now - waiting.since;

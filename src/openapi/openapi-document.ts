@@ -18,7 +18,7 @@ import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.j
  * declareMethodsNotAllowed). `bad_request`: a URL the router cannot read (malformed percent-encoding, raw
  * non-ASCII in the query).
  */
-const LIST_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const LIST_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'] as const satisfies readonly ErrorCode[];
 /** A nested list also answers 404 when its parent record is not the caller's. */
 const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
 /**
@@ -27,7 +27,7 @@ const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies read
  */
 const UNAUTHENTICATED_ERRORS = ['rate_limited'] as const satisfies readonly ErrorCode[];
 /** A record's URL takes no query parameters: one given is a 422 naming it. */
-const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'] as const satisfies readonly ErrorCode[];
 
 export interface OpenApiDocumentOptions {
   readonly resources: readonly ResourceDefinition[];

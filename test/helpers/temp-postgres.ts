@@ -75,7 +75,7 @@ export async function createTempPostgres(binDir: string, tempOptions: TempPostgr
     signal: async (signal) => {
       const postmaster = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
       const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
-      for (const pid of [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)]) process.kill(pid, signal);
+      signalServer(postmaster, stdout.split('\n').filter(Boolean).map(Number), signal);
     },
     destroy: async () => {
       if (destroyed) return;
@@ -84,4 +84,19 @@ export async function createTempPostgres(binDir: string, tempOptions: TempPostgr
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Sends `signal` to a server's postmaster, then to the children it had a moment ago: a child may have
+ * exited since (a backend whose session ended), which is no error (ESRCH); the postmaster gone is one.
+ */
+export function signalServer(postmaster: number, children: readonly number[], signal: NodeJS.Signals): void {
+  process.kill(postmaster, signal);
+  for (const pid of children) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
 }

@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_SECONDS } from '../../src/domain/header-values.js';
 import { sendProblem } from '../../src/http/problem.js';
-import { overloaded } from '../../src/ledger/ledger-writer.js';
+import { overloaded } from '../../src/ledger/write-answers.js';
 import openapi from '../../openapi.json' with { type: 'json' };
 
 describe('Retry-After', () => {

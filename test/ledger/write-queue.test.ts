@@ -1,18 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { WriteQueue, type Settled, type WriteQueueOptions } from '../../src/ledger/write-queue.js';
+import { WriteQueue, type Settled, type WriteQueueBudget, type WriteQueueOptions } from '../../src/ledger/write-queue.js';
 
 interface Req {
   readonly lane: string;
   readonly key: string;
   /** Lone writes of one group may run together (QueuedWork.groupOf). */
   readonly group?: string;
+  /** QueuedWork.tenantOf; one tenant for all when absent. */
+  readonly tenant?: string;
 }
 
 class Overloaded extends Error {}
 class WaitedTooLong extends Error {}
 
 /** A queue over fake transactions the test ends one by one, on a clock of the test's own. */
-function fakeQueue(options: Partial<WriteQueueOptions> = {}) {
+function fakeQueue(options: Partial<WriteQueueOptions & WriteQueueBudget> = {}) {
   let clock = 0;
   let holdTurn = false;
   const turns: (() => void)[] = [];
@@ -22,6 +24,7 @@ function fakeQueue(options: Partial<WriteQueueOptions> = {}) {
       laneOf: (r) => r.lane,
       conflictKeyOf: (r) => r.key,
       groupOf: (r) => r.group,
+      tenantOf: (r) => r.tenant ?? '',
       run: (batch) =>
         new Promise<Settled<string>[]>((resolve) => {
           runs.push({
@@ -171,5 +174,55 @@ describe('WriteQueue', () => {
     expect(await first).toBe('done k1');
     expect(await queued).toBe('waited 2500 ms');
     expect(runs.map((run) => run.keys)).toEqual([['k1']]);
+  });
+
+  it('keeps a joined batch to what fits in half its budget once writes are slow, so one slow commit makes few answers unknown, not twenty', async () => {
+    const { runs, settle, endNext, advance, holdTurns, runTurn } = fakeQueue({ concurrency: 1, budgetMs: 2000, maxWaitMs: 60_000 });
+    // One lone write measured at 400 ms (a database under load).
+    const warm = settle({ lane: 'warm', key: 'w', group: 'org' });
+    advance(400);
+    await endNext();
+    expect(await warm).toBe('done w');
+    // 20 lone writes of one organization to 20 limits arrive together: at most 1000 / 400 = 2 per transaction.
+    holdTurns();
+    const answers = Array.from({ length: 20 }, (_, i) => settle({ lane: `l${i}`, key: `k${i}`, group: 'org' }));
+    runTurn();
+    // Each write costs the database 400 ms.
+    for (let i = 0; i < 10; i += 1) {
+      advance(400 * (runs.at(-1)?.keys.length ?? 0));
+      await endNext();
+    }
+    expect(runs.slice(1).map((run) => run.keys.length)).toEqual(Array.from({ length: 10 }, () => 2));
+    expect(await Promise.all(answers)).toEqual(Array.from({ length: 20 }, (_, i) => `done k${i}`));
+  });
+
+  it('joins up to maxBatch lone writes while writes are fast (the bound only shrinks a batch that would not fit)', async () => {
+    const { runs, settle, endNext, advance, holdTurns, runTurn } = fakeQueue({ concurrency: 1, budgetMs: 2000 });
+    holdTurns();
+    const answers = Array.from({ length: 20 }, (_, i) => settle({ lane: `l${i}`, key: `k${i}`, group: 'org' }));
+    runTurn();
+    advance(20);
+    await endNext();
+    expect(runs.map((run) => run.keys.length)).toEqual([20]);
+    expect(await Promise.all(answers)).toHaveLength(20);
+  });
+
+  it("gives a tenant with nothing in flight the next slot, and does not refuse its write for another tenant's flood of lanes", async () => {
+    const { runs, settle, endNext, advance } = fakeQueue({ concurrency: 1, maxWaitMs: 3000 });
+    // Transactions measured at 1 s each.
+    for (let i = 0; i < 12; i += 1) {
+      const answer = settle({ lane: 'warm', key: `warm${i}`, tenant: 'flood' });
+      advance(1000);
+      await endNext();
+      await answer;
+    }
+    const flood = Array.from({ length: 4 }, (_, i) => settle({ lane: `f${i}`, key: `f${i}`, tenant: 'flood' }));
+    // The flood's lanes ahead would take about 4 s: a fifth is refused on arrival.
+    expect(await settle({ lane: 'f4', key: 'f4', tenant: 'flood' })).toMatch(/^overloaded/);
+    // Another tenant's write is not: it waits for the one transaction in flight, then runs before the flood's lanes.
+    const quiet = settle({ lane: 'q', key: 'q1', tenant: 'quiet' });
+    for (let i = 0; i < 5; i += 1) await endNext();
+    expect(runs.slice(-5).map((run) => run.keys)).toEqual([['f0'], ['q1'], ['f1'], ['f2'], ['f3']]);
+    expect(await Promise.all([...flood, quiet])).toEqual(['f0', 'f1', 'f2', 'f3', 'q1'].map((key) => `done ${key}`));
   });
 });

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.js';
+import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
+import { openPostgresTestStore } from '../../helpers/stores.js';
+import { createTenant } from '../../helpers/tenants.js';
+
+const postgresUrl = process.env.DATABASE_URL;
+const BUDGET_MS = 1000;
+/** Each drawdown's commit takes this long (a deferred trigger): 20 in one transaction take 3 s, three times the budget. */
+const COMMIT_MS_PER_WRITE = 150;
+
+// A write's transaction has a database budget on PostgreSQL only.
+describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('writes that arrive together while commits are slow (on postgres)', () => {
+  it('are not joined into one transaction that outlives its budget: 20 drawdowns to 20 limits are all 201, none outcome_unknown', async () => {
+    const store = await openPostgresTestStore(postgresUrl, 12);
+    try {
+      const tenant = await createTenant(store, 'Slow commits', 'write');
+      await insertCreditLimits(store, tenant.org.id, Array.from({ length: 21 }, (_, i) => creditLimit({ uid: `cl_${i}`, capacity: '1000.00', outstanding: '0.00' })));
+      await store.exec(`
+        CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(${COMMIT_MS_PER_WRITE / 1000}); RETURN NULL; END $$;
+        CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON ledger_entries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+      const app = await buildApp({ store, databaseRequestBudgetMs: BUDGET_MS, authCache: { ttlMs: 600_000 } });
+      try {
+        const draw = (limit: string, key: string) =>
+          app.inject({
+            method: 'POST',
+            url: `/api/limits/${limit}/drawdowns/`,
+            headers: { authorization: tenant.authorization, 'content-type': 'application/json', 'idempotency-key': key },
+            payload: { amount: '1.00' },
+          });
+        // One write first: the node measures how long a write's commit takes now.
+        expect((await draw('cl_20', 'warm-up')).statusCode).toBe(201);
+        const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => draw(`cl_${i}`, `together-${i}`)));
+        expect(answers.map((answer) => `${answer.statusCode} ${answer.statusCode === 201 ? '' : (answer.json() as { code: string }).code}`)).toEqual(
+          Array.from({ length: 20 }, () => '201 '),
+        );
+        const [entries] = await store.query<{ n: string }>("SELECT count(*)::text AS n FROM ledger_entries WHERE org_id = $1 AND limit_id IN (SELECT id FROM credit_limits WHERE org_id = $1 AND uid <> 'cl_20')", [tenant.org.id]);
+        expect(entries?.n).toBe('20');
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
