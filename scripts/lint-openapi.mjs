@@ -17,11 +17,6 @@ const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_
  */
 const ACCEPTED_OWASP_ERRORS = [
   { rule: 'owasp:api2:2023-no-http-basic', at: /^components\.securitySchemes\.basicAuth\.scheme$/, why: 'the product authenticates with HTTP Basic (organization ID and API key)' },
-  {
-    rule: 'owasp:api4:2023-string-limit',
-    at: /(\.(next|previous)|headers\.Link\.schema|\.detail|text\/html\.schema)$/,
-    why: 'answers the service composes with no length cap of their own: page links (their base is PUBLIC_URL or the request), problem details, the reference page',
-  },
 ];
 
 function unacceptedOwaspErrors(output) {

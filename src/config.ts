@@ -1,3 +1,4 @@
+import { MAX_PUBLIC_URL_LENGTH } from './domain/answer-bounds.js';
 import { parseCorsOrigins, type CorsOrigins } from './domain/cors-origins-setting.js';
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
@@ -240,7 +241,10 @@ function publicUrl(raw: string | undefined): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `must be an http(s) URL, got '${raw}'`);
   if (url.search || url.hash) throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment');
-  return url.toString().replace(/\/+$/, '');
+  const normalized = url.toString().replace(/\/+$/, '');
+  // Every page link starts with it: its length is part of theirs (src/listing/page-links.ts).
+  if (normalized.length > MAX_PUBLIC_URL_LENGTH) throw new ConfigError('PUBLIC_URL', `must be at most ${MAX_PUBLIC_URL_LENGTH} characters (as a URL, percent-encoded), got ${normalized.length}`);
+  return normalized;
 }
 
 function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl: string | undefined): AllowedHosts {

@@ -1,5 +1,7 @@
 import { type ErrorCode } from '../domain/errors.js';
 import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
+import { MAX_DOCS_PAGE_LENGTH } from '../domain/answer-bounds.js';
+import { MAX_LINK_HEADER_LENGTH } from '../listing/page-links.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
@@ -72,7 +74,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'The document of this API (what `openapi.json` in the repository holds). No authentication.', 'application/json', { type: 'object' }),
   };
   paths['/docs'] = {
-    get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string' }),
+    get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string', maxLength: MAX_DOCS_PAGE_LENGTH }),
   };
   declareMethodsNotAllowed(paths);
   const responses = { ...problemResponses(), [CORS_PREFLIGHT]: corsPreflightResponse() };
@@ -152,7 +154,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         Link: {
           description: 'RFC 8288 links to the `next`, `prev` and `first` pages.',
           required: true,
-          schema: { type: 'string' },
+          schema: { type: 'string', maxLength: MAX_LINK_HEADER_LENGTH },
           example: '<https://api.example.com/api/methods/?page=3>; rel="next", <https://api.example.com/api/methods/?page=1>; rel="prev", <https://api.example.com/api/methods/?page=1>; rel="first"',
         },
       },
