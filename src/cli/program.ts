@@ -72,6 +72,7 @@ export function buildProgram(): Command {
     .argument('<file>', "JSON Lines file, or '-' for standard input")
     .requiredOption('--org <org>', 'organization ID')
     .option('--max-errors <n>', 'how many invalid lines to list (the rest are counted)', '100')
+    .option('--metrics-file <path>', "keep the import's progress in this file in Prometheus' text format (node_exporter's textfile collector)")
     .option('--json', 'machine-readable output')
     .action(async (file: string, flags) => (await import('./commands/import.js')).runImport(file, flags));
 

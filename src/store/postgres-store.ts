@@ -1,36 +1,21 @@
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { StoreUnavailableError, type Queryable, type QueryOptions, type Statement, type Store, type Transaction, type TransactionOptions } from './store.js';
-import { StatementNames } from './statement-names.js';
-import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
-import { Deadlines } from './deadlines.js';
-import { ConnectGate } from './connect-gate.js';
-import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
 import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
-import { TransactionInterruptedError, type TransactionStage } from './transaction-interrupted.js';
+import { Deadlines } from './deadlines.js';
+import { ConnectionWatch } from './pg-connection-watch.js';
+import { classifyError, interrupted, isConnectionLost, redactUrl, stageAt } from './pg-errors.js';
+import { executeText, withLiterals } from './pg-literals.js';
+import { createPool, type PostgresStoreOptions } from './pg-pool.js';
+import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
+import { StatementNames } from './statement-names.js';
+import { StoreUnavailableError, type Queryable, type QueryOptions, type Statement, type Store, type Transaction, type TransactionOptions } from './store.js';
+import type { TransactionStage } from './transaction-interrupted.js';
 
-export interface PostgresStoreOptions {
-  poolSize?: number;
-  /** How long to wait for a free connection or a new one before failing. */
-  connectionTimeoutMs?: number;
-  /** How long one query may run: cancelled on the server, abandoned by the client. */
-  queryTimeoutMs?: number;
-  /** How long a query may wait for a free pooled connection when all are busy (load, not an outage). */
-  poolWaitMs?: number;
-  /** Extra `-c` settings, e.g. a search_path for an isolated test schema. */
-  searchPath?: string;
-  /**
-   * Prepare the list engine's hot statements under a name per connection
-   * (default). false sends them unnamed: needed behind PgBouncer in
-   * transaction mode, which (1.18) does not carry named statements across
-   * the server connections it hands out (docs/scaling.md).
-   */
-  namedStatements?: boolean;
-}
-
+export { redactUrl } from './pg-errors.js';
+export type { PostgresStoreOptions } from './pg-pool.js';
 
 /** pg.Pool's connect with a callback: the client, and how to give it back (with the error that broke it). */
 type Connect = (callback: (error: Error | undefined, client: pg.Client | undefined, release: (error?: Error) => void) => void) => void;
@@ -58,43 +43,9 @@ export class PostgresStore implements Store {
     this.description = redactUrl(url);
     this.namedStatements = options.namedStatements ?? true;
     this.readTimeoutMs = options.queryTimeoutMs ? options.queryTimeoutMs + 1000 : undefined;
-    const connectTimeoutMs = options.connectionTimeoutMs ?? 2000;
-    // node-postgres uses one timeout for opening a connection and for waiting
-    // for a busy pool. Opening must fail fast (the database is away: 503 at
-    // once), while waiting is just load, so each connection gets its own
-    // shorter timeout and the pool's is the wait.
-    const gate = new ConnectGate();
-    class FastConnectClient extends pg.Client {
-      constructor(config?: pg.ClientConfig) {
-        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
-      }
-
-      // The pool connects with a callback; while the database does not answer, one attempt at a time (ConnectGate).
-      override connect(): Promise<pg.Client>;
-      override connect(callback: (error: Error) => void): void;
-      override connect(callback?: (error: Error) => void): Promise<pg.Client> | void {
-        if (!callback) return super.connect();
-        gate.admit(
-          (finished) => super.connect((error: Error | null) => finished(error ?? undefined)),
-          (error) => callback(error as Error),
-        );
-      }
-    }
-    this.pool = new pg.Pool({
-      connectionString: url,
-      Client: FastConnectClient,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: Math.max(options.poolWaitMs ?? 5000, connectTimeoutMs),
-      idleTimeoutMillis: 30_000,
-      keepAlive: true,
-      ...(options.queryTimeoutMs ? { statement_timeout: options.queryTimeoutMs } : {}),
-      ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
-    });
-    // An idle client losing its connection (database restart) must not crash
-    // the process; the next query gets a fresh connection.
-    this.pool.on('error', () => {});
-    const poolOptions = this.pool.options;
-    this.newClient = () => new FastConnectClient(poolOptions);
+    const { pool, newClient } = createPool(url, options);
+    this.pool = pool;
+    this.newClient = newClient;
   }
 
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
@@ -380,11 +331,8 @@ export class PostgresStore implements Store {
   }
 
   /** `EXECUTE name(literals)` of a statement this connection has prepared; undefined if it has not (or names none). */
-  private executeOf(client: pg.PoolClient, statement: { readonly sql: string; readonly params: readonly unknown[] }): string | undefined {
-    const name = this.namedStatements ? this.statements.nameOf(statement.sql) : undefined;
-    if (name === undefined || preparedOn(client)[name] !== statement.sql) return undefined;
-    const { params } = statement;
-    return params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map((value, i) => literal(value, String(i + 1))).join(', ')})`;
+  private executeOf(client: pg.PoolClient, statement: Statement): string | undefined {
+    return executeText(client, this.namedStatements ? this.statements.nameOf(statement.sql) : undefined, statement);
   }
 
   async exec(sql: string): Promise<void> {
@@ -400,112 +348,3 @@ export class PostgresStore implements Store {
   }
 }
 
-/** The statements pg has prepared on this client's connection, by name (pg's own record of them: it skips their Parse too). */
-function preparedOn(client: pg.PoolClient): Readonly<Record<string, string | undefined>> {
-  return (client as unknown as { connection: { parsedStatements: Record<string, string | undefined> } }).connection.parsedStatements;
-}
-
-/** `$n` replaced by the n-th parameter as a literal (pg's own quoting, correct whatever standard_conforming_strings says). */
-function withLiterals(sql: string, params: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = params[Number(n) - 1];
-    if (value === undefined) throw new RangeError(`no parameter $${n}`);
-    return literal(value, n);
-  });
-}
-
-function literal(value: unknown, n: string): string {
-  if (value === null) return 'NULL';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new RangeError(`parameter $${n} is not a finite number`);
-    return String(value);
-  }
-  if (typeof value === 'string') return pg.escapeLiteral(value);
-  // An array of text or numbers: PostgreSQL's array literal, quoted as one text literal (cast by the statement).
-  if (Array.isArray(value)) return pg.escapeLiteral(`{${value.map((element: unknown) => arrayElement(element, n)).join(',')}}`);
-  throw new RangeError(`parameter $${n} cannot be sent as a literal`);
-}
-
-function arrayElement(value: unknown, n: string): string {
-  if (value === null) return 'NULL';
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value === 'string') return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-  throw new RangeError(`parameter $${n} holds an element that cannot be sent as a literal`);
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparseable URL)';
-  }
-}
-
-/**
- * Hears a checked-out client's connection dying. A client reports it (FATAL
- * from a shutdown or a terminated backend, a closed socket) as an 'error'
- * event, also between two statements when no query is there to fail:
- * unheard, that event crashes the process. Heard, it fails the transaction
- * at its next statement.
- */
-class ConnectionWatch {
-  lost: Error | undefined;
-  private readonly onError = (error: Error) => {
-    this.lost ??= error;
-  };
-
-  attach(client: pg.PoolClient): void {
-    client.on('error', this.onError);
-  }
-
-  /** After the client's release: the pool listens to it again from then on. */
-  detach(client: pg.PoolClient): void {
-    client.off('error', this.onError);
-  }
-}
-
-/**
- * How far a transaction got, given what failed it: a statement's ERROR (not
- * FATAL) is the server's own answer, and it skips the rest of the message —
- * a COMMIT sent in the same message did not run, and the transaction is
- * rolled back. So a write refused that way (statement_timeout, a standby's
- * read-only refusal) ran nothing, even with its COMMIT sent. (pg reports
- * the severity as the server words it: a server whose lc_messages is not
- * English leaves the stage as it was, the safe side: outcome unknown.)
- */
-function stageAt(error: unknown, stage: TransactionStage): TransactionStage {
-  return stage === 'commit-sent' && error instanceof pg.DatabaseError && error.severity === 'ERROR' ? 'in-transaction' : stage;
-}
-
-/** `error` as a TransactionInterruptedError at `stage` if it means the database is unavailable; as is otherwise. */
-function interrupted(error: unknown, stage: TransactionStage): unknown {
-  if (error instanceof TransactionInterruptedError || !(error instanceof StoreUnavailableError)) return error;
-  return new TransactionInterruptedError(error.cause, stage);
-}
-
-/**
- * Whether a query failed because its connection died under it (the server
- * ended the session with FATAL, or the socket closed or reset), rather than
- * because of the query or a timeout: then another connection may serve it.
- */
-function isConnectionLost(error: Error): boolean {
-  if (error instanceof pg.DatabaseError) return error.severity === 'FATAL' || error.severity === 'PANIC';
-  // pg's own client-side read timeout (a fixed string of the driver, not server text): the server is slow, not gone.
-  return error.message !== 'Query read timeout';
-}
-
-/**
- * The server answering with an error is a query problem; anything else the
- * driver throws (refused, reset, connect timeout, connection terminated) means
- * the database is away. Decided by error class and SQLSTATE, not message text.
- */
-function classifyError(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError) return error;
-  if (error instanceof pg.DatabaseError) {
-    return isUnavailableSqlstate(error.code) ? new StoreUnavailableError(error) : error;
-  }
-  if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return error;
-  return new StoreUnavailableError(error);
-}

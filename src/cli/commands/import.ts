@@ -1,6 +1,6 @@
 import { createReadStream, fstatSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { ImportError, importJsonl, type ImportSummary } from '../../import/index.js';
+import { ImportError, importJsonl, type ImportProgress, type ImportSummary } from '../../import/index.js';
 import { terminalProgress } from '../import-progress.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
 import { withStore } from '../with-store.js';
@@ -8,6 +8,8 @@ import { withStore } from '../with-store.js';
 export interface ImportFlags extends OutputOptions {
   org: string;
   maxErrors?: string;
+  /** Where to keep the import's progress for Prometheus (node_exporter's textfile collector). */
+  metricsFile?: string;
 }
 
 /** `import`: loads a JSON Lines file atomically, with a progress line on a terminal. */
@@ -16,18 +18,25 @@ export async function runImport(file: string, flags: ImportFlags): Promise<void>
   if (!Number.isInteger(maxErrors) || maxErrors < 1) throw new UsageError(`--max-errors must be a positive integer, got '${flags.maxErrors}'`);
   const { input, size } = await openInput(file);
   const progress = process.stderr.isTTY ? terminalProgress(process.stderr, size) : undefined;
+  const metrics = flags.metricsFile ? (await import('../import-metrics-file.js')).importMetricsFile(flags.metricsFile, flags.org, size) : undefined;
+  const onProgress =
+    progress || metrics
+      ? (report: ImportProgress) => {
+          progress?.onProgress(report);
+          metrics?.onProgress(report);
+        }
+      : undefined;
   const started = Date.now();
   try {
-    const summary = await withStore(
-      (store) => importJsonl(store, flags.org, input, { maxErrors, ...(progress ? { onProgress: progress.onProgress } : {}) }),
-      { bulk: true },
-    );
+    const summary = await withStore((store) => importJsonl(store, flags.org, input, { maxErrors, ...(onProgress ? { onProgress } : {}) }), { bulk: true });
     progress?.done();
+    await metrics?.finish(summary);
     const seconds = (Date.now() - started) / 1000;
     const { collections, ...totals } = summary;
     print(flags, { org: flags.org, ...totals, ...collections, seconds }, summaryText(flags.org, summary, seconds));
   } catch (error) {
     progress?.done();
+    await metrics?.finish(undefined);
     if (flags.json && error instanceof ImportError) {
       print(flags, { error: 'invalid_lines', invalid_lines: error.total, errors: error.errors, not_listed: error.total - error.errors.length }, '');
     }
