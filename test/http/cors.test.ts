@@ -59,7 +59,12 @@ describeEachStore('CORS', (store) => {
       expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
     }
     expect(answers[0]!.headers.link).toBeDefined();
-    expect((await get(app(), '/healthz', 'http://localhost:5173')).headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    for (const url of ['/healthz', '/readyz', '/api/openapi.json', '/docs']) {
+      const answer = await app().inject({ url, headers: { origin: 'http://localhost:5173' } });
+      expect(answer.statusCode, url).toBe(200);
+      expect(answer.headers['access-control-allow-origin'], url).toBe('http://localhost:5173');
+      expect(answer.headers.vary, url).toBe('Origin');
+    }
   });
 
   it("answers an allowed origin's preflight 204 with the path's methods, the request headers and a cache time", async () => {
