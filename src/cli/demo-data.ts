@@ -1,3 +1,5 @@
+import { RESOURCES } from '../resources/index.js';
+
 /**
  * The demo organization's sample data, as import lines (the JSON Lines
  * format of `lending-api import`). Deterministic, so every demo looks alike.
@@ -95,8 +97,13 @@ export function demoLines(): DemoLine[] {
       }
     }
   }
-  // After every limit's own ledger lines: the loans draw on what they left.
-  return [...lines, ...loans];
+  // After every limit's own ledger lines: the loans draw on what they left. Then the lines a collection's
+  // definition carries itself (ImportLineDefinition.demo).
+  return [...lines, ...loans, ...definedDemoLines()];
+}
+
+function definedDemoLines(): DemoLine[] {
+  return RESOURCES.flatMap(({ importLine }) => (importLine?.demo ?? []).map((record) => ({ ...record, object: importLine?.object ?? '' })));
 }
 
 /** An RFC 3339 time with microseconds, from milliseconds plus extra microseconds. */

@@ -47,3 +47,16 @@ export interface QueuedWork<R, T> {
   /** The answer of a request that waited here `waitedMs`, past the bound, without running. */
   waitedTooLong(waitedMs: number): unknown;
 }
+
+/**
+ * Writes waiting for their transaction; transactions in flight; writes refused as overloaded since start;
+ * the running average of a transaction's duration; writes that left the queue since start and their total wait.
+ */
+export interface WriteQueueSnapshot {
+  readonly waiting: number;
+  readonly inFlight: number;
+  readonly overloaded: number;
+  readonly transactionMs: number;
+  readonly left: number;
+  readonly waitedMs: number;
+}

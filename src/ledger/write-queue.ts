@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { QueuedWork, WriteQueueBudget, WriteQueueOptions } from './queued-work.js';
+import type { QueuedWork, WriteQueueBudget, WriteQueueOptions, WriteQueueSnapshot } from './queued-work.js';
 import { TenantTurns } from './tenant-turns.js';
 
-export type { QueuedWork, Settled, WriteQueueBudget, WriteQueueOptions } from './queued-work.js';
+export type { QueuedWork, Settled, WriteQueueBudget, WriteQueueOptions, WriteQueueSnapshot } from './queued-work.js';
 
 interface Waiting<R, T> {
   readonly request: R;
@@ -73,18 +73,7 @@ export class WriteQueue<R, T> {
     }
   }
 
-  /**
-   * Writes waiting for their transaction; transactions in flight; writes refused as overloaded since start;
-   * the running average of a transaction's duration; writes that left the queue since start and their total wait.
-   */
-  get stats(): {
-    readonly waiting: number;
-    readonly inFlight: number;
-    readonly overloaded: number;
-    readonly transactionMs: number;
-    readonly left: number;
-    readonly waitedMs: number;
-  } {
+  get stats(): WriteQueueSnapshot {
     return { waiting: this.waitingCount, inFlight: this.inFlight, overloaded: this.refusedCount, transactionMs: this.transactionMs, left: this.leftCount, waitedMs: this.waitedMs };
   }
 
@@ -297,6 +286,7 @@ export class WriteQueue<R, T> {
       if (waited > this.options.maxWaitMs) {
         lane.queue.shift();
         this.leave(waiting, now);
+        this.refusedCount += 1;
         waiting.reject(this.work.waitedTooLong(waited));
         continue;
       }

@@ -162,6 +162,13 @@ export interface ImportLineDefinition {
    * `src/import/merge-loans.ts` with the ledger's rules instead of upserted.
    */
   readonly ledger?: 'loan';
+  /**
+   * The collection's records in the demo organization (`lending-api demo`), as import lines without
+   * their `object`: at least the record whose uid is the `uid` field's example, which /docs pre-fills in
+   * "Try it out". Loaded after every other demo line, so they may refer to the demo's entities
+   * (`ent_demo_01`…), payment methods and credit limits.
+   */
+  readonly demo?: readonly Readonly<Record<string, string>>[];
 }
 
 /** How one import field is validated and canonicalized; each kind is a rule of `src/import/`. */

@@ -1,15 +1,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { WriteQueueSnapshot } from '../ledger/queued-work.js';
 
 /** What the ledger's write queue tells about itself (LedgerWriter.stats). */
 export interface WriteQueueStats {
-  readonly stats: {
-    readonly waiting: number;
-    readonly inFlight: number;
-    readonly overloaded: number;
-    readonly transactionMs: number;
-    readonly left: number;
-    readonly waitedMs: number;
-  };
+  readonly stats: WriteQueueSnapshot;
 }
 
 /**
@@ -31,7 +25,7 @@ export function registerWriteQueueMetrics(registry: Registry, queue: WriteQueueS
     });
   counter(
     'lending_api_writes_overloaded_total',
-    'Writes refused on arrival with 503 overloaded: their queue could not reach the database within WRITE_QUEUE_WAIT_MS',
+    'Writes answered 503 overloaded by the write queue: refused on arrival, or waited past WRITE_QUEUE_WAIT_MS; nothing of them ran',
     () => queue.stats.overloaded,
   );
   counter(

@@ -1,33 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
+import { exchangeUntilClosed } from '../helpers/pipelined-exchange.js';
 import { parseRawResponse, type RawResponse } from '../helpers/raw-http.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 import { ledgerState } from '../helpers/writes.js';
-
-/** Sends `bytes` on one connection and resolves with everything the server sent until it closed it. */
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`the server did not close the connection; got ${JSON.stringify(text.slice(0, 400))}`));
-    }, 30_000);
-    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(text);
-    });
-    socket.on('error', () => {});
-    socket.write(bytes);
-  });
-}
 
 /** The responses in `text`, in order; the first one has no body when it answers a HEAD. */
 function responsesIn(text: string, firstIsHead: boolean): RawResponse[] {
@@ -108,7 +89,7 @@ describeEachStore('a request already being handled is answered before bad bytes 
         const request =
           `${method} ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: ${writer.authorization}\r\nIdempotency-Key: ${idempotencyKey}\r\n` +
           `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-        const [answer, rejection, ...more] = responsesIn(await exchange(port, request + stray), false);
+        const [answer, rejection, ...more] = responsesIn(await exchangeUntilClosed(port, request + stray), false);
         const what = `${method} ${url} followed by ${JSON.stringify(stray)}`;
         expect(answer?.status, what).toBe(201);
         const answered = JSON.parse(answer?.body ?? '{}') as { entry?: { id: string; amount: number }; loan?: { principal: number } };
@@ -125,8 +106,8 @@ describeEachStore('a request already being handled is answered before bad bytes 
       }
       for (const { method, url } of reads) {
         const request = `${method} ${url} HTTP/1.1\r\nHost: x\r\nAuthorization: ${writer.authorization}\r\n\r\n`;
-        const [alone] = responsesIn(await exchange(port, request.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n')), method === 'HEAD');
-        const [answer, rejection, ...more] = responsesIn(await exchange(port, request + stray), method === 'HEAD');
+        const [alone] = responsesIn(await exchangeUntilClosed(port, request.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n')), method === 'HEAD');
+        const [answer, rejection, ...more] = responsesIn(await exchangeUntilClosed(port, request + stray), method === 'HEAD');
         const what = `${method} ${url} followed by ${JSON.stringify(stray)}`;
         // The route's own answer, as it is without the bad bytes.
         expect(alone?.status, what).not.toBe(400);
@@ -143,7 +124,7 @@ describeEachStore('a request already being handled is answered before bad bytes 
     for (const method of ['HEAD', 'GET']) {
       // A repeated Host is refused (400) as soon as the headers are read; the bad Transfer-Encoding fails the body after that.
       const request = `${method} /api/methods/ HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\nHost: ' OR '1'='1\r\nTransfer-Encoding: ' OR '1'='1\r\n\r\n`;
-      const [answer, ...more] = responsesIn(await exchange(port, request), method === 'HEAD');
+      const [answer, ...more] = responsesIn(await exchangeUntilClosed(port, request), method === 'HEAD');
       expect(answer?.status, method).toBe(400);
       if (method === 'GET') expect(answer ? JSON.parse(answer.body) : undefined, method).toMatchObject({ code: 'bad_request' });
       expect(more, method).toEqual([]);
