@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { createAuthCache } from './auth/auth-cache.js';
 import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
 import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
+import type { CorsOrigins } from './domain/cors-origins-setting.js';
 import { AccessLogController } from './http/access-log.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { answerEveryRequestBeforeHalfClose } from './http/connection-turn.js';
@@ -38,6 +39,8 @@ export interface AppOptions {
   publicUrl?: string | undefined;
   /** The Host names /api/ routes answer for (ALLOWED_HOSTS; `serve` always passes them); any host when absent. */
   allowedHosts?: AllowedHosts;
+  /** The origins whose browser pages may read answers (CORS_ALLOWED_ORIGINS); none when absent. */
+  corsOrigins?: CorsOrigins;
   /** Which X-Forwarded-* hops to believe (`true`: the nearest one); none when absent. */
   trustProxy?: TrustProxy | boolean;
   logger?: FastifyServerOptions['logger'];
@@ -117,7 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
 
   // Hooks and errors.
-  await app.register(requestHooks, { allowedHosts: options.allowedHosts });
+  await app.register(requestHooks, { allowedHosts: options.allowedHosts, corsOrigins: options.corsOrigins ?? [] });
   await app.register(problemAnswers, { outageSummaryMs: options.outageSummaryMs });
   await app.register(securityHeaders);
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });

@@ -1,3 +1,5 @@
+import { MAX_PUBLIC_URL_LENGTH } from './domain/answer-bounds.js';
+import { parseCorsOrigins, type CorsOrigins } from './domain/cors-origins-setting.js';
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
@@ -15,6 +17,8 @@ export interface Config {
   readonly allowedHosts: AllowedHosts;
   /** Which X-Forwarded-Proto/-Host/-For hops to believe: none, the nearest n, or those from these proxy addresses. */
   readonly trustProxy: TrustProxy;
+  /** The origins whose browser pages may read answers (CORS_ALLOWED_ORIGINS); none by default. */
+  readonly corsOrigins: CorsOrigins;
   /** Requests per minute per API key; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
   /** Writes (drawdowns, repayments) per minute per API key, a budget of their own; 0 turns it off. */
@@ -36,6 +40,8 @@ export interface Config {
   readonly pgliteSharedBuffers: string | undefined;
   /** Failed authentications per minute per client address before 429; 0 turns it off. */
   readonly authFailuresPerMinute: number;
+  /** Requests per minute per client address to the routes that take no API key (probes, reference); 0: no limit. */
+  readonly unauthenticatedRateLimitPerMinute: number;
   /** Port for the Prometheus `/metrics` listener; undefined = no metrics listener. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
@@ -118,6 +124,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     publicUrl: configuredPublicUrl,
     allowedHosts: allowedHosts(read('ALLOWED_HOSTS'), host, configuredPublicUrl),
     trustProxy: trustProxy(read('TRUST_PROXY')),
+    corsOrigins: corsOrigins(read('CORS_ALLOWED_ORIGINS')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     writeRateLimitPerMinute: integer('WRITE_RATE_LIMIT_PER_MINUTE', read('WRITE_RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     idempotencyKeyTtlHours: integer('IDEMPOTENCY_KEY_TTL_HOURS', read('IDEMPOTENCY_KEY_TTL_HOURS'), DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, 1, 24 * 365),
@@ -130,6 +137,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     pgliteLockTimeoutMs: integer('PGLITE_LOCK_TIMEOUT_MS', read('PGLITE_LOCK_TIMEOUT_MS'), 5000, 0, 600_000),
     pgliteSharedBuffers: memorySize('PGLITE_SHARED_BUFFERS', read('PGLITE_SHARED_BUFFERS')),
     authFailuresPerMinute: integer('AUTH_FAILURES_PER_MINUTE', read('AUTH_FAILURES_PER_MINUTE'), 20, 0, 1_000_000),
+    unauthenticatedRateLimitPerMinute: integer('UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE', read('UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'), 600, 0, 1_000_000),
     metricsPort: optionalInteger('METRICS_PORT', read('METRICS_PORT'), 0, 65535),
     metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
     workers: integer('WORKERS', read('WORKERS'), 1, 1, 256),
@@ -233,7 +241,10 @@ function publicUrl(raw: string | undefined): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `must be an http(s) URL, got '${raw}'`);
   if (url.search || url.hash) throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment');
-  return url.toString().replace(/\/+$/, '');
+  const normalized = url.toString().replace(/\/+$/, '');
+  // Every page link starts with it: its length is part of theirs (src/listing/page-links.ts).
+  if (normalized.length > MAX_PUBLIC_URL_LENGTH) throw new ConfigError('PUBLIC_URL', `must be at most ${MAX_PUBLIC_URL_LENGTH} characters (as a URL, percent-encoded), got ${normalized.length}`);
+  return normalized;
 }
 
 function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl: string | undefined): AllowedHosts {
@@ -241,6 +252,12 @@ function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl
   const parsed = parseAllowedHosts(raw);
   if ('error' in parsed) throw new ConfigError('ALLOWED_HOSTS', parsed.error);
   return parsed.hosts;
+}
+
+function corsOrigins(raw: string | undefined): CorsOrigins {
+  const parsed = parseCorsOrigins(raw);
+  if ('error' in parsed) throw new ConfigError('CORS_ALLOWED_ORIGINS', parsed.error);
+  return parsed;
 }
 
 function redisUrl(raw: string | undefined): string | undefined {

@@ -61,7 +61,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       }
     }
     await assertSchemaMatches(openedStore, RESOURCES);
-    if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute + config.writeRateLimitPerMinute > 0) {
+    if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute + config.writeRateLimitPerMinute + config.unauthenticatedRateLimitPerMinute > 0) {
       redis = await connectRedis(config.redisUrl, logger);
     }
     const metrics = new Registry();
@@ -77,6 +77,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       store: openedStore,
       publicUrl: config.publicUrl,
       allowedHosts: config.allowedHosts,
+      corsOrigins: config.corsOrigins,
       trustProxy: config.trustProxy,
       loggerInstance: logger,
       metrics,
@@ -84,6 +85,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
         perMinute: config.rateLimitPerMinute,
         writesPerMinute: config.writeRateLimitPerMinute,
         authFailuresPerMinute: config.authFailuresPerMinute,
+        unauthenticatedPerMinute: config.unauthenticatedRateLimitPerMinute,
         redis,
         redisTimeoutMs: config.redisTimeoutMs,
         redisCooldownMs: config.redisBreakerCooldownMs,

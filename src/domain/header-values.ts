@@ -23,3 +23,14 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
 };
+
+/**
+ * The longest wait a Retry-After asks for: an estimate beyond an hour (an overloaded write's queue) says
+ * only "much later", and a client told to wait longer should not trust its own clock that far either.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 3600;
+
+/** Whole seconds until `ms` has passed, from 1 to MAX_RETRY_AFTER_SECONDS. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(ms / 1000)));
+}

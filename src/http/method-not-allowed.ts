@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set on the routes this mechanism adds (tests tell them from the app's own routes). */
     answersMethodNotAllowed?: boolean;
+    /** On those routes: the methods the path serves (their `Allow`, and a CORS preflight's allowed methods). */
+    allow?: string;
   }
 }
 
@@ -47,7 +49,7 @@ export function methodNotAllowedForEveryRoute(app: FastifyInstance): () => void 
       app.route({
         method: others,
         url,
-        config: { answersMethodNotAllowed: true },
+        config: { answersMethodNotAllowed: true, allow },
         onRequest: async (request: FastifyRequest) => {
           throw new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow}`, { headers: { allow } });
         },

@@ -4,6 +4,8 @@ import { StoreUnavailableError } from '../store/store.js';
 import { DatabaseBudgetExceededError } from '../store/database-budget.js';
 import { DatabaseOverloadedError } from '../store/fair-share.js';
 import { ApiError, ERROR_CODES, PROBLEM_CONTENT_TYPE, problemType, type ErrorCode } from '../domain/errors.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
+import { boundedDetail } from '../domain/answer-bounds.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 
 export { PROBLEM_CONTENT_TYPE };
@@ -23,7 +25,8 @@ export interface ProblemDocument {
  * The problem document of an error. Every text in it that may quote the
  * client (a path, a parameter's name or value, a body member) passes
  * through redactApiKeys here, the one place problems are made: a key pasted
- * into the wrong place is never echoed back.
+ * into the wrong place is never echoed back; and every detail is cut to
+ * MAX_DETAIL_LENGTH (boundedDetail), however long the quoted input.
  */
 export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
   return {
@@ -31,9 +34,9 @@ export function problemDocument(error: ApiError, requestId: string): ProblemDocu
     type: problemType(error.code),
     title: ERROR_CODES[error.code].title,
     status: error.status,
-    detail: redactApiKeys(error.message),
+    detail: boundedDetail(redactApiKeys(error.message)),
     code: error.code,
-    ...(error.errors ? { errors: error.errors.map((e) => ({ param: redactApiKeys(e.param), detail: redactApiKeys(e.detail) })) } : {}),
+    ...(error.errors ? { errors: error.errors.map((e) => ({ param: redactApiKeys(e.param), detail: boundedDetail(redactApiKeys(e.detail)) })) } : {}),
     request_id: requestId,
   };
 }
@@ -45,8 +48,13 @@ function redactedExtensions(extensions: Record<string, unknown>): Record<string,
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, name === 'retry-after' ? boundedRetryAfter(value) : value);
   return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problemDocument(error, request.id)));
+}
+
+/** Every Retry-After the service sends is made here: at most MAX_RETRY_AFTER_SECONDS, whoever estimated it. */
+function boundedRetryAfter(value: string): string {
+  return String(Math.min(MAX_RETRY_AFTER_SECONDS, Number(value)));
 }
 
 /**

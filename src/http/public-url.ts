@@ -14,5 +14,8 @@ export function publicBaseUrl(request: FastifyRequest, configured: string | unde
   if (configured) return configured;
   const host = request.host;
   if (!parseHost(host)) throw new ApiError('bad_request', invalidHostDetail(hostHeaderOf(request)));
-  return `${request.protocol}://${host}`;
+  // A trusted proxy's X-Forwarded-Proto is the scheme as given: only one a link can have.
+  const scheme = request.protocol;
+  if (scheme !== 'http' && scheme !== 'https') throw new ApiError('bad_request', 'the X-Forwarded-Proto header must be http or https');
+  return `${scheme}://${host}`;
 }

@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../domain/header-values.js';
 import { ApiError } from '../domain/errors.js';
 import { DatabaseBudgetExceededError } from '../store/database-budget.js';
 import type { FairShare } from '../store/fair-share.js';
@@ -37,7 +38,7 @@ export function keyReused(): ApiError {
 }
 
 export function overloaded(waitMs: number): ApiError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  const seconds = retryAfterSeconds(waitMs);
   return new ApiError(
     'overloaded',
     `overloaded: too many writes are queued on this node; this one would wait about ${Math.round(waitMs)} ms before reaching the database; nothing was recorded; retry after ${seconds} s`,

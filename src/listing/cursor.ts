@@ -43,7 +43,8 @@ const VERSION = 2;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const ROW_ID_DIGITS = 19; // a bigint's largest value, 9223372036854775807
-const MAX_CURSOR_LENGTH = 4096;
+/** The longest cursor accepted; the service's own are shorter (a sort key of a bounded field, a fixed-width id). */
+export const MAX_CURSOR_LENGTH = 4096;
 const WIRE_FORM = /^[A-Za-z0-9_-]+$/;
 // What cursors of version 1 looked like: a signed, readable payload "." its MAC.
 const VERSION_1_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

@@ -1,4 +1,32 @@
+import { MAX_PUBLIC_URL_LENGTH, MAX_REQUEST_HEAD_BYTES } from '../domain/answer-bounds.js';
 import { redactApiKeys } from '../domain/key-shaped-text.js';
+import { MAX_UID_LENGTH } from '../domain/record-uid.js';
+import { MAX_CURSOR_LENGTH } from './cursor.js';
+
+/**
+ * A link's base: PUBLIC_URL (at most MAX_PUBLIC_URL_LENGTH), or the request's
+ * `http(s)://` and host (a name of at most 253 characters, a trailing dot, a port).
+ */
+const MAX_BASE_URL_LENGTH = Math.max(MAX_PUBLIC_URL_LENGTH, 'https://'.length + 254 + ':65535'.length);
+/**
+ * `/api/…/` of a collection: its fixed names, and a nested one's parent uid
+ * percent-encoded (at most 9 characters for each of its MAX_UID_LENGTH UTF-16
+ * units: a 3-byte UTF-8 character).
+ */
+export const MAX_COLLECTION_PATH_LENGTH = 512 + 9 * MAX_UID_LENGTH;
+/**
+ * The parameters a link keeps are the request's (page and cursor aside),
+ * decoded and form-encoded again: at most 3 characters for each character of
+ * the query as sent (`!` → `%21`; `%FF` → U+FFFD → `%EF%BF%BD`; raw non-ASCII
+ * is refused), and the query fits in the request's line.
+ */
+const MAX_KEPT_PARAMS_LENGTH = 3 * MAX_REQUEST_HEAD_BYTES;
+
+/** The longest `next`/`previous`/`first` link: base, path, `?`, the kept parameters, `&cursor=` and a cursor (longer than `&page=` and 16 digits). */
+export const MAX_LINK_LENGTH = MAX_BASE_URL_LENGTH + MAX_COLLECTION_PATH_LENGTH + '?'.length + MAX_KEPT_PARAMS_LENGTH + '&cursor='.length + MAX_CURSOR_LENGTH;
+
+/** The longest `Link` header: three links, each `<…>; rel="…"`, joined by `, `. */
+export const MAX_LINK_HEADER_LENGTH = 3 * (MAX_LINK_LENGTH + '<>; rel="next"'.length) + 2 * ', '.length;
 
 export interface PageLinks {
   readonly next: string | null;

@@ -7,6 +7,9 @@ import { codesByStatus, problemResponseName, problemResponseOfCodes } from './pr
 /** The path-item extension that declares, once per path, the answer to every method the path does not serve. */
 export const METHODS_NOT_ALLOWED = 'x-methods-not-allowed';
 
+/** `components.responses` name of a CORS preflight's 204 (answers.204 of every path). */
+export const CORS_PREFLIGHT = 'CorsPreflight';
+
 /**
  * What a request can be refused with before its method is looked at, on any
  * path: `bad_request` for a URL the router cannot read. A code the service
@@ -31,10 +34,13 @@ export function declareMethodsNotAllowed(paths: Record<string, JsonObject>): voi
     // On a path with a {uid}, a uid longer than any record's is refused as unknown before the method is looked at.
     const codes: ErrorCode[] = [...REFUSED_BEFORE_ROUTING, ...(hasPathParameter ? (['not_found'] as const) : []), 'method_not_allowed'];
     pathItem[METHODS_NOT_ALLOWED] = {
-      description: `Every other method (any the HTTP parser accepts: DELETE, OPTIONS, PROPFIND, …) is answered 405 with \`Allow: ${allow.join(', ')}\`, before authentication and before any body is read; a URL the router cannot read is a 400 first${hasPathParameter ? `, a uid over ${MAX_UID_LENGTH} characters a 404` : ''}.`,
+      description: `Every other method (any the HTTP parser accepts: DELETE, OPTIONS, PROPFIND, …) is answered 405 with \`Allow: ${allow.join(', ')}\`, before authentication and before any body is read; a URL the router cannot read is a 400 first${hasPathParameter ? `, a uid over ${MAX_UID_LENGTH} characters a 404` : ''}. A CORS preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) from an origin in the operator's CORS_ALLOWED_ORIGINS is a 204.`,
       allow,
       // Not `responses`: linters read every `responses` under a path as an operation's (asking a 401, a 429, …).
-      answers: Object.fromEntries([...codesByStatus(codes)].map(([status, shared]) => [status, problemResponseOfCodes(shared)])),
+      answers: {
+        204: { $ref: `#/components/responses/${CORS_PREFLIGHT}` },
+        ...Object.fromEntries([...codesByStatus(codes)].map(([status, shared]) => [status, problemResponseOfCodes(shared)])),
+      },
     };
   }
 }

@@ -1,4 +1,7 @@
 import { type ErrorCode } from '../domain/errors.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
+import { MAX_DOCS_PAGE_LENGTH } from '../domain/answer-bounds.js';
+import { MAX_LINK_HEADER_LENGTH } from '../listing/page-links.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
@@ -6,8 +9,8 @@ import { capitalize, plural, withArticle } from './plural.js';
 import { codesByStatus, problemResponseOfCodes, problemResponses, problemSchemas } from './problem-responses.js';
 import { listParameters, pageSchema, pageSchemaName, parentUidParameter, recordSchema, uidParameter } from './resource-schemas.js';
 import { writeComponents, writePaths } from './write-operations.js';
-import { answerHeaderComponents, declareAnswerHeaders } from './answer-headers.js';
-import { declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
+import { answerHeaderComponents, corsPreflightResponse, declareAnswerHeaders } from './answer-headers.js';
+import { CORS_PREFLIGHT, declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
 import { ledgerCollectionsOf } from '../resources/index.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
 
@@ -19,11 +22,13 @@ import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.j
 const LIST_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'page_out_of_range', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'] as const satisfies readonly ErrorCode[];
 /** A nested list also answers 404 when its parent record is not the caller's. */
 const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
+/**
+ * The probes and the reference take no API key: their budget is per client address
+ * (UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE), and past it they answer 429.
+ */
+const UNAUTHENTICATED_ERRORS = ['rate_limited'] as const satisfies readonly ErrorCode[];
 /** A record's URL takes no query parameters: one given is a 422 naming it. */
 const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'] as const satisfies readonly ErrorCode[];
-
-/** The port `lending-api serve` listens on unless told otherwise (config.ts). */
-const DEFAULT_PORT = 3000;
 
 export interface OpenApiDocumentOptions {
   readonly resources: readonly ResourceDefinition[];
@@ -38,7 +43,9 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
 
 **Timestamps** are RFC 3339 in UTC with exactly six fractional digits. Filters accept RFC 3339 / ISO 8601 times with up to nine fractional digits (compared exactly at microsecond precision) or a bare date meaning the whole UTC day, and both ends of a range are inclusive.
 
-**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header naming those it does (\`GET, HEAD\` on the reads, \`POST\` on the writes). Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (see docs/api.md "Rate limits").
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; a 422 lists every invalid parameter in \`errors\`. A method a path does not serve answers 405 with an \`Allow\` header naming those it does (\`GET, HEAD\` on the reads, \`POST\` on the writes).
+
+**CORS.** Only for the origins the operator lists in CORS_ALLOWED_ORIGINS (none by default): a request with one of them as \`Origin\` gets \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers\` on every answer, and its preflight a 204; from any other origin no CORS header is sent. Every response carries \`X-Request-Id\` and \`API-Version\`; every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\`, and so does every answer of the probes and the reference, which have a budget per client address instead (see docs/api.md "Rate limits").
 
 **Versioning.** \`info.version\` is the API version, sent in every answer's \`API-Version\` header. Within a version changes are only additive (new paths, new optional parameters, new response fields, new error codes); a breaking change ships as a new version (docs/api.md "Versioning").`;
 
@@ -67,18 +74,20 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     get: referenceOperation('getOpenApiDocument', 'This OpenAPI document', 'The document of this API (what `openapi.json` in the repository holds). No authentication.', 'application/json', { type: 'object' }),
   };
   paths['/docs'] = {
-    get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string' }),
+    get: referenceOperation('getApiReference', 'Interactive API reference (HTML)', 'Swagger UI on this document, served with its assets by this server. No authentication.', 'text/html', { type: 'string', maxLength: MAX_DOCS_PAGE_LENGTH }),
   };
   declareMethodsNotAllowed(paths);
-  const responses = problemResponses();
+  const responses = { ...problemResponses(), [CORS_PREFLIGHT]: corsPreflightResponse() };
   declareAllowValues(paths, responses);
   declareAnswerHeaders(paths, responses);
 
   return {
     openapi: '3.1.0',
     info: { title: 'lending-api', version: options.version, description: DESCRIPTION },
+    // Relative (OpenAPI 3.1 §4.8.5: to where the document is served): /api/openapi.json describes the
+    // installation that serves it, whatever its origin; a copy elsewhere takes a base URL of its own.
     // x-internal: false — the API is for the organizations' own systems, not only the operator's.
-    servers: [{ url: `http://localhost:${DEFAULT_PORT}`, description: 'A local `lending-api serve` on its default port; use your installation\'s own origin.', 'x-internal': false }],
+    servers: [{ url: '/', description: 'The installation serving this document at `/api/openapi.json`, whichever environment it is (local, staging or production): the URL is relative to where the document was fetched.', 'x-internal': false }],
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
@@ -137,12 +146,15 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
       headers: {
         ...ledger?.headers,
         ...answerHeaderComponents(),
-        // No maximum: an overloaded write's wait is estimated from the queue ahead of it, which nothing bounds.
-        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', format: 'int32', minimum: 0 } },
+        'Retry-After': {
+          description: `Seconds to wait before retrying: at most ${MAX_RETRY_AFTER_SECONDS} (a longer estimated wait, such as an overloaded write's queue, is sent as ${MAX_RETRY_AFTER_SECONDS}).`,
+          required: true,
+          schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_RETRY_AFTER_SECONDS },
+        },
         Link: {
           description: 'RFC 8288 links to the `next`, `prev` and `first` pages.',
           required: true,
-          schema: { type: 'string' },
+          schema: { type: 'string', maxLength: MAX_LINK_HEADER_LENGTH },
           example: '<https://api.example.com/api/methods/?page=3>; rel="next", <https://api.example.com/api/methods/?page=1>; rel="prev", <https://api.example.com/api/methods/?page=1>; rel="first"',
         },
       },
@@ -205,6 +217,7 @@ function healthOperation(): JsonObject {
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { 'application/json': { schema: schemaRef('Health') } },
       },
+      ...errorResponses(UNAUTHENTICATED_ERRORS),
     },
   };
 }
@@ -222,7 +235,7 @@ function readyOperation(): JsonObject {
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { 'application/json': { schema: schemaRef('Readiness') } },
       },
-      ...errorResponses(['service_unavailable']),
+      ...errorResponses([...UNAUTHENTICATED_ERRORS, 'service_unavailable']),
     },
   };
 }
@@ -240,6 +253,7 @@ function referenceOperation(operationId: string, summary: string, description: s
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { [mediaType]: { schema } },
       },
+      ...errorResponses(UNAUTHENTICATED_ERRORS),
     },
   };
 }

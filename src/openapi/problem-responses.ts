@@ -1,3 +1,4 @@
+import { MAX_DETAIL_LENGTH } from '../domain/answer-bounds.js';
 import { WWW_AUTHENTICATE } from '../auth/www-authenticate.js';
 import { ERROR_CODES, MAX_LISTED_PARAM_ERRORS, PROBLEM_TYPE_BASE, problemType, type ErrorCode } from '../domain/errors.js';
 import { PROBLEM_CONTENT_TYPE } from '../domain/errors.js';
@@ -101,7 +102,7 @@ export function problemSchemas(): Record<string, JsonObject> {
           description: 'The query parameter, or the request body member, at fault.',
           examples: ['created_from'],
         },
-        detail: { type: 'string', description: 'What is wrong with it.' },
+        detail: { type: 'string', maxLength: MAX_DETAIL_LENGTH, description: `What is wrong with it (cut to ${MAX_DETAIL_LENGTH} characters, ending in \`…\`, when it quotes a long input).` },
       },
       additionalProperties: false,
     },
@@ -121,7 +122,11 @@ export function problemSchemas(): Record<string, JsonObject> {
         },
         title: { type: 'string', maxLength: MAX_ERROR_TITLE_LENGTH, description: 'Short summary of the kind of problem.' },
         status: { type: 'integer', format: 'int32', minimum: 400, maximum: 599, description: 'The HTTP status code: every problem is a 4xx or a 5xx.' },
-        detail: { type: 'string', description: 'What went wrong with this request, for a human.' },
+        detail: {
+          type: 'string',
+          maxLength: MAX_DETAIL_LENGTH,
+          description: `What went wrong with this request, for a human (cut to ${MAX_DETAIL_LENGTH} characters, ending in \`…\`, when it quotes a long input).`,
+        },
         code: { type: 'string', enum: ALL_CODES, description: 'Stable machine-readable error code.' },
         errors: {
           type: 'array',

@@ -1,3 +1,4 @@
+import { MAX_LINK_LENGTH } from '../listing/page-links.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { collectionPathOf, type FieldDefinition, type ResourceDefinition } from '../listing/resource-definition.js';
 import { plainSchema, schemaRef, type JsonObject } from './json-schema.js';
@@ -57,6 +58,8 @@ export function pageSchema(resource: ResourceDefinition): JsonObject {
   const link = (which: string) => ({
     type: ['string', 'null'],
     format: 'uri',
+    // The bound page-links.ts derives: PUBLIC_URL's or the request's base, the path, and the request's parameters re-encoded.
+    maxLength: MAX_LINK_LENGTH,
     description:
       `Absolute URL of the ${which} page, keeping every other parameter; null on the ${which === 'next' ? 'last' : 'first'} page. ` +
       `In a cursor walk its \`cursor\` continues ${which === 'next' ? 'after the last' : 'before the first'} item of this page.`,

@@ -10,6 +10,7 @@ import { addressBlocked, budgetHeaders, seconds } from './rate-limit-answers.js'
 import { RedisBreaker } from './redis-breaker.js';
 import { RedisCounters } from './redis-counters.js';
 import { RequestLimiter, WINDOW_MS, type Budget, type Verdict } from './request-limiter.js';
+import { unauthenticatedBudgetGuard } from './unauthenticated-budget.js';
 import { writeBudgetGuard } from './write-rate-limit.js';
 
 export const DEFAULT_REDIS_PREFIX = 'lending-api:rate-limit:';
@@ -21,6 +22,8 @@ export interface RateLimitOptions {
   writesPerMinute?: number;
   /** Failed authentications per minute per client address; 0 turns the throttle off. */
   authFailuresPerMinute: number;
+  /** Requests per minute per client address to the routes that take no API key; 0 or absent: no limit. */
+  unauthenticatedPerMinute?: number;
   /** Counters shared by every instance; in this process's memory when absent. */
   redis?: Redis | undefined;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
@@ -67,8 +70,8 @@ export const rateLimits = fp(
   async (app: FastifyInstance, options: RateLimitOptions) => {
     const guards: Guards = {};
     app.decorate('requestLimits', guards);
-    const { perMinute, authFailuresPerMinute: maxFailures, writesPerMinute = 0 } = options;
-    if (perMinute <= 0 && maxFailures <= 0 && writesPerMinute <= 0) return;
+    const { perMinute, authFailuresPerMinute: maxFailures, writesPerMinute = 0, unauthenticatedPerMinute = 0 } = options;
+    if (perMinute <= 0 && maxFailures <= 0 && writesPerMinute <= 0 && unauthenticatedPerMinute <= 0) return;
 
     let shared: { counters: RedisCounters; breaker: RedisBreaker } | undefined;
     if (options.redis) {
@@ -84,6 +87,9 @@ export const rateLimits = fp(
       app.addHook('onClose', async () => breaker.stop());
     }
     const limiter = new RequestLimiter({ perMinute, authFailuresPerMinute: maxFailures, shared });
+    if (unauthenticatedPerMinute > 0) {
+      app.addHook('onRequest', unauthenticatedBudgetGuard(new RequestLimiter({ perMinute: unauthenticatedPerMinute, authFailuresPerMinute: 0, shared })));
+    }
     if (writesPerMinute > 0) {
       guards.afterWriteAuth = writeBudgetGuard(new RequestLimiter({ perMinute: writesPerMinute, authFailuresPerMinute: maxFailures, shared }), maxFailures);
     }

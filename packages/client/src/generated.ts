@@ -335,7 +335,7 @@ export interface ParamError {
    */
   param: string;
   /**
-   * What is wrong with it.
+   * What is wrong with it (cut to 2048 characters, ending in `…`, when it quotes a long input).
    */
   detail: string;
 }
@@ -359,7 +359,7 @@ export interface Problem {
    */
   status: number;
   /**
-   * What went wrong with this request, for a human.
+   * What went wrong with this request, for a human (cut to 2048 characters, ending in `…`, when it quotes a long input).
    */
   detail: string;
   /**
