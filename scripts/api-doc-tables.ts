@@ -1,15 +1,50 @@
 /**
- * The list-parameter table of docs/api.md, rendered from the resource definitions so it cannot fall
- * behind them (a collection's filters and orderings appear there the moment it is added).
- * `npm run docs:api` rewrites the block between the markers; test/docs/api-tables.test.ts fails while it is stale.
+ * The endpoint and list-parameter tables of docs/api.md, rendered from the OpenAPI document and the
+ * resource definitions so they cannot fall behind them (a collection's routes, filters and orderings
+ * appear there the moment it is added). `npm run docs:api` rewrites the blocks between the markers;
+ * test/docs/api-tables.test.ts fails while they are stale.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { collectionPathOf, type ResourceDefinition } from '../src/listing/resource-definition.js';
+import { lendingApiDocument } from '../src/openapi/lending-api-document.js';
 import { RESOURCES } from '../src/resources/index.js';
 
 export const API_DOC = new URL('../docs/api.md', import.meta.url);
-export const BEGIN = '<!-- list parameters: generated from src/resources/ by `npm run docs:api` -->';
-export const END = '<!-- end of generated list parameters -->';
+
+export interface GeneratedBlock {
+  readonly begin: string;
+  readonly end: string;
+  render(): string;
+}
+
+/** Where an operation's tag is explained further down docs/api.md. */
+const SECTION_OF_TAG: Readonly<Record<string, string>> = {
+  Ledger: '[writes](#writes)',
+  'Ledger entries': '[entries](#ledger-entries)',
+  Loans: '[loans](#loans)',
+  Health: '[operations](operations.md)',
+};
+
+const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+type Operation = { summary?: string; security?: unknown[]; tags?: string[] };
+
+/** Every operation of the OpenAPI document (a path's 405s are not operations), with what it does and its credentials. */
+export function renderEndpoints(document = lendingApiDocument() as { paths: Record<string, Record<string, Operation>> }): string {
+  const lines = ['| method & path | what | auth |', '| --- | --- | --- |'];
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const summary = operation.summary ?? '';
+      const section = (operation.tags ?? []).map((tag) => SECTION_OF_TAG[tag]).find(Boolean);
+      const what = `${summary.charAt(0).toLowerCase()}${summary.slice(1)}${section ? ` (${section})` : ''}`;
+      const auth = operation.security?.length === 0 ? 'none' : method === 'get' ? 'Basic' : 'Basic, write scope';
+      lines.push(`| \`${method.toUpperCase()} ${path}\` | ${what} | ${auth} |`);
+    }
+  }
+  return lines.join('\n');
+}
 
 /** Engine-level parameters every list takes, after the collection's own filters. */
 const PAGING: readonly (readonly [string, string])[] = [
@@ -46,16 +81,28 @@ export function renderListParameters(resources: readonly ResourceDefinition[] = 
   return lines.join('\n');
 }
 
-/** docs/api.md with its generated block replaced by `block`. */
-export function withListParameters(markdown: string, block: string): string {
-  const start = markdown.indexOf(BEGIN);
-  const end = markdown.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`docs/api.md lacks the markers ${BEGIN} … ${END}`);
-  return `${markdown.slice(0, start + BEGIN.length)}\n${block}\n${markdown.slice(end)}`;
+export const GENERATED_BLOCKS: readonly GeneratedBlock[] = [
+  { begin: '<!-- endpoints: generated from the OpenAPI document by `npm run docs:api` -->', end: '<!-- end of generated endpoints -->', render: () => renderEndpoints() },
+  {
+    begin: '<!-- list parameters: generated from src/resources/ by `npm run docs:api` -->',
+    end: '<!-- end of generated list parameters -->',
+    render: () => renderListParameters(),
+  },
+];
+
+/** docs/api.md with every generated block rendered afresh. */
+export function withGeneratedBlocks(markdown: string): string {
+  let text = markdown;
+  for (const { begin, end, render } of GENERATED_BLOCKS) {
+    const from = text.indexOf(begin);
+    const to = text.indexOf(end);
+    if (from < 0 || to < from) throw new Error(`docs/api.md lacks the markers ${begin} … ${end}`);
+    text = `${text.slice(0, from + begin.length)}\n${render()}\n${text.slice(to)}`;
+  }
+  return text;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const markdown = await readFile(API_DOC, 'utf8');
-  await writeFile(API_DOC, withListParameters(markdown, renderListParameters()));
-  console.log('wrote the list-parameter table of docs/api.md');
+  await writeFile(API_DOC, withGeneratedBlocks(await readFile(API_DOC, 'utf8')));
+  console.log('wrote the endpoint and list-parameter tables of docs/api.md');
 }

@@ -6,6 +6,10 @@ import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
 import { databaseNow, dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 import type { Store } from '../../src/store/store.js';
+import { RESOURCES } from '../../src/resources/index.js';
+
+/** Every collection's import object (in the order of RESOURCES), then the ledger's kinds. */
+const IMPORTABLE_OBJECTS = [...RESOURCES.flatMap((resource) => (resource.importLine ? [resource.importLine.object] : [])), 'drawdown', 'repayment'];
 
 async function getJson(store: Store, tenant: Tenant, url: string) {
   const app = await buildApp({ store });
@@ -253,7 +257,7 @@ describeEachStore('importJsonl', (store, kind) => {
     const cases: [string, string | object, RegExp][] = [
       ['invalid JSON', '{"object": "payment_method",', /is not valid JSON/],
       ['not an object', '[1, 2]', /must be a JSON object/],
-      ['unknown object', { object: 'lease', uid: 'x' }, /object must be one of payment_method, credit_limit, entity, loan, drawdown, repayment, got 'lease'$/],
+      ['unknown object', { object: 'lease', uid: 'x' }, new RegExp(`object must be one of ${IMPORTABLE_OBJECTS.join(', ')}, got 'lease'$`)],
       ['object not a string', { object: 7, uid: 'x' }, /object must be one of payment_method, .*, got a number$/],
       ['no object', { uid: 'x' }, /^object is required: one of payment_method, credit_limit, entity, loan, drawdown, repayment$/],
       ['missing field', { ...validPm, entity: undefined }, /entity is required/],
