@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { idempotencyKeyPrefix, type HttpLoad, type Measurement } from './measure.js';
+import { idempotencyKeyPrefix, type HttpLoad, type Measurement } from './http-load.js';
 
 const run = promisify(execFile);
 
