@@ -1,4 +1,4 @@
-import { ApiError } from '../domain/errors.js';
+import { ERROR_CODES } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
 import { StoreUnavailableError, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
 import type { FairShare } from '../store/fair-share.js';
@@ -13,7 +13,7 @@ import {
   type StoredAnswer,
   type StoredResponse,
 } from './idempotency-keys.js';
-import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
+import { RetryWrite, type Applied, type LedgerOperation, type StoredRefusal } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
 
 /** A write to record, as the HTTP route, the CLI or a test asks for it. */
@@ -25,25 +25,33 @@ export interface LedgerWriteRequest<T = unknown> {
    * operation is idempotent on its own (the CLI's entry id).
    */
   readonly idempotency?: { readonly key: string; readonly keyId: string } | undefined;
-  /** Named in a stored refusal's problem document. */
+  /** Stored with a refusal (StoredRefusal.request_id): its replays name the first request. */
   readonly requestId?: string | undefined;
 }
 
-export interface WriteAnswer<T = unknown> {
+/**
+ * The answer to a write: a success's JSON text, or a refusal's values that
+ * the caller renders (the HTTP layer: a problem document). A keyed write's
+ * answer is stored under its key and replayed as it was.
+ */
+export type WriteAnswer<T = unknown> = {
   readonly status: number;
-  /** The JSON text to send (and stored for replays). */
-  readonly body: string;
   /** True when this is the stored answer to an earlier request with the same key. */
   readonly replayed: boolean;
-  /** The operation's own result; undefined on a replay. */
-  readonly value: T | undefined;
-}
+} & (
+  | {
+      /** The JSON text to send (a success; or, replayed, any answer the previous release stored as text). */
+      readonly body: string;
+      readonly refusal?: undefined;
+      /** The operation's own result; undefined on a replay. */
+      readonly value: T | undefined;
+    }
+  | { readonly body?: undefined; readonly refusal: StoredRefusal; readonly value?: undefined }
+);
 
 export interface LedgerWriterOptions {
   /** How long a stored answer is replayed for its Idempotency-Key. */
   readonly idempotencyTtlHours: number;
-  /** The problem+json text of a refusal that is stored under its key (the HTTP layer's rendering). */
-  readonly problemBody: (error: ApiError, requestId: string) => string;
   /** Database time of one write transaction, from its start (PostgreSQL); 0 or absent: none. */
   readonly transactionBudgetMs?: number | undefined;
   readonly queue?: Partial<WriteQueueOptions> | undefined;
@@ -256,10 +264,13 @@ export class LedgerWriter {
           settled.push({ ok: false, error: applied.refusal });
           return;
         } else {
-          const refused = new ApiError(applied.refusal.code, applied.refusal.message);
-          answered = { status: refused.status, body: this.options.problemBody(refused, request.requestId ?? ''), replayed: false, value: undefined };
+          const refusal: StoredRefusal = { code: applied.refusal.code, detail: applied.refusal.message, request_id: request.requestId ?? '' };
+          answered = { status: ERROR_CODES[refusal.code].status, refusal, replayed: false };
         }
-        if (request.idempotency) stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answered.status, body: answered.body });
+        if (request.idempotency) {
+          const answer = answered.refusal ? { row: { ...answered.refusal } } : { body: answered.body };
+          stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answered.status, answer });
+        }
         settled.push({ ok: true, value: answered });
       };
       const keyed = batch.flatMap((request, i) => (request.idempotency ? [i] : []));
@@ -271,7 +282,7 @@ export class LedgerWriter {
       const claimOfWrite = new Map(keyed.map((i, n) => [i, claims[n]]));
       for (const [i, request] of batch.entries()) {
         const claim = claimOfWrite.get(i);
-        if (claim?.kind === 'replay') settled.push({ ok: true, value: { status: claim.status, body: replayBody(request, claim.answer), replayed: true, value: undefined } });
+        if (claim?.kind === 'replay') settled.push({ ok: true, value: replayOf(request, claim.status, claim.answer) });
         else if (claim?.kind === 'reused') settled.push({ ok: false, error: keyReused() });
         else answer(request, await request.operation.apply(tx));
       }
@@ -305,7 +316,7 @@ function settledOf(request: AnyRequest, status: number, end: LoneWriteEnd): Sett
       };
     }
     case 'replay':
-      return { ok: true, value: { status: end.status, body: replayBody(request, end.answer), replayed: true, value: undefined } };
+      return { ok: true, value: replayOf(request, end.status, end.answer) };
     case 'reused':
       return { ok: false, error: keyReused() };
     case 'not-written':
@@ -313,12 +324,17 @@ function settledOf(request: AnyRequest, status: number, end: LoneWriteEnd): Sett
   }
 }
 
-/** A stored answer's text: as stored, or rendered from its stored values by the operation that stored them (same fingerprint: same kind). */
-function replayBody(request: AnyRequest, answer: StoredAnswer): string {
-  if ('body' in answer) return answer.body;
+/**
+ * A stored answer, replayed: its text as stored; a refusal's values (a
+ * status of 400 or more) as they are; a success's values rendered by the
+ * operation that stored them (same fingerprint: same kind).
+ */
+function replayOf(request: AnyRequest, status: number, answer: StoredAnswer): WriteAnswer {
+  if ('body' in answer) return { status, body: answer.body, replayed: true, value: undefined };
+  if (status >= 400) return { status, refusal: answer.row as unknown as StoredRefusal, replayed: true };
   const render = request.operation.renderStored;
   if (!render) throw new Error('ledger writer: an answer stored as values for a kind of write that renders none');
-  return render(answer.row).body;
+  return { status, body: render(answer.row).body, replayed: true, value: undefined };
 }
 
 function claimOf(request: AnyRequest, ttlHours: number): ClaimRequest {
