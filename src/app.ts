@@ -28,8 +28,9 @@ import { registerDatabaseShareMetrics } from './metrics/database-share-metrics.j
 import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
-import { RESOURCES } from './resources/index.js';
+import { ledgerCollectionsOf, RESOURCES } from './resources/index.js';
 import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './store/fair-share.js';
+import { LedgerWriter } from './ledger/ledger-writer.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { PatroniRest } from './store/patroni-rest.js';
 import type { Store } from './store/store.js';
@@ -75,17 +76,28 @@ export interface AppOptions {
   replicaLimits?: ReplicaLimits;
   /** Patroni REST API URLs: when given, Patroni (not replicaLimits) says whether this node's standby is the synchronous one. */
   patroniUrls?: readonly string[];
-  /** How long a write's stored response is replayed for its Idempotency-Key (default 24). */
+  /**
+   * The process's one ledger, which every write goes through (`serve` builds
+   * it in server.ts, on the same `share`, and hands it in). When absent
+   * (tests), buildApp builds one for this app from idempotencyKeyTtlHours,
+   * writeQueue and databaseRequestBudgetMs, on its share.
+   */
+  ledger?: LedgerWriter;
+  /** The node's FairShare, when the process built it (for its ledger); else built from databaseShare. */
+  share?: FairShare;
+  /** Without `ledger`: how long a write's stored response is replayed for its Idempotency-Key (default 24). */
   idempotencyKeyTtlHours?: number;
-  /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
+  /** Without `ledger`: the write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
   writeQueue?: { maxWaitMs?: number; concurrency?: number };
-  /** Queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
+  /** Without `share`: queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
   databaseShare?: FairShareOptions;
 }
 
 /**
  * Builds the HTTP API on a store. No process concerns here (no listening,
  * no signals): `server.ts` does those, and tests call this through `inject`.
+ * The ledger is the process's (`options.ledger`, built by server.ts); an app
+ * given none (a test) builds its own, one per app.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -114,7 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const budgetMs = options.databaseRequestBudgetMs ?? 0;
   app.decorateRequest('database', undefined);
   app.decorateRequest('databaseBudget', undefined);
-  const share = new FairShare(options.databaseShare ?? DEFAULT_DATABASE_SHARE);
+  const share = options.share ?? new FairShare(options.databaseShare ?? DEFAULT_DATABASE_SHARE);
   const databaseOf = requestDatabase(options.store, budgetMs, share);
   if (options.metrics) registerDatabaseShareMetrics(options.metrics, share);
   const registerMethodNotAllowed = methodNotAllowedForEveryRoute(app);
@@ -144,20 +156,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authCache,
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
   });
-  await app.register(writeRoutes, {
-    store: options.store,
-    role,
-    resources,
-    authCache,
-    idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
-    databaseOf,
-    transactionBudgetMs: budgetMs,
-    queue: options.writeQueue,
-    share,
-    onWriter: (writer) => {
-      if (options.metrics) registerWriteQueueMetrics(options.metrics, writer);
-    },
-  });
+  if (ledgerCollectionsOf(resources)) {
+    const ledger =
+      options.ledger ??
+      new LedgerWriter(options.store, {
+        idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
+        transactionBudgetMs: budgetMs,
+        queue: options.writeQueue,
+        share,
+      });
+    if (options.metrics) registerWriteQueueMetrics(options.metrics, ledger);
+    await app.register(writeRoutes, { ledger, role, resources, authCache, databaseOf });
+  }
   registerMethodNotAllowed();
   return app;
 }

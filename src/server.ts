@@ -16,6 +16,8 @@ import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { assertSchemaMatches } from './listing/schema-check.js';
 import { RESOURCES } from './resources/index.js';
 import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
+import { LedgerWriter } from './ledger/ledger-writer.js';
+import { FairShare } from './store/fair-share.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -73,8 +75,18 @@ export async function startServer(config: Config, store?: Store, logDestination?
       AggregatorRegistry.setRegistries([metrics]);
     }
     else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
+    // The node's share of the database and its one ledger: every write of this process goes through it.
+    const share = new FairShare({ slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg });
+    const ledger = new LedgerWriter(openedStore, {
+      idempotencyTtlHours: config.idempotencyKeyTtlHours,
+      transactionBudgetMs: config.databaseRequestBudgetMs,
+      queue: { maxWaitMs: config.writeQueueWaitMs, concurrency: config.writeConcurrency || Math.max(1, config.databasePoolSize - 2) },
+      share,
+    });
     const app = await buildApp({
       store: openedStore,
+      ledger,
+      share,
       publicUrl: config.publicUrl,
       allowedHosts: config.allowedHosts,
       corsOrigins: config.corsOrigins,
@@ -94,11 +106,8 @@ export async function startServer(config: Config, store?: Store, logDestination?
       listCache: config.listCacheEntries > 0 && { ...DEFAULT_LIST_CACHE, entries: config.listCacheEntries },
       http: config.http,
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
-      databaseShare: { slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg },
-      writeQueue: { maxWaitMs: config.writeQueueWaitMs, concurrency: config.writeConcurrency || Math.max(1, config.databasePoolSize - 2) },
       replicaLimits: config.replicaLimits,
       patroniUrls: config.patroniUrls,
-      idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
     const address = await app.listen({ port: config.port, host: config.host });

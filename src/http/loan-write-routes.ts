@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
-import type { LedgerOperation, LedgerWriter } from '../ledger/index.js';
+import type { LedgerOperation, LedgerWriter, WriteAnswer } from '../ledger/index.js';
 import { loanCreation, loanRepayment, type LoanResult, type LoanViews } from '../ledger/loan-operations.js';
 import { idempotencyKeyOf } from './idempotency-key-header.js';
 import { parseLoanBody } from './loan-body.js';
@@ -9,12 +9,12 @@ import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { parseWriteBody } from './write-body.js';
 
 export interface LoanWriteRoutesOptions {
-  /** The ledger's writer: loan writes share the drawdowns' queue, idempotency and answers. */
-  readonly writer: LedgerWriter;
+  /** The process's ledger: loan writes share the drawdowns' queue, idempotency and answers. */
+  readonly ledger: LedgerWriter;
   readonly views: LoanViews;
   /** What every write checks once its body is read (the node's role). */
   readonly beforeWrite: (request: FastifyRequest) => Promise<void>;
-  readonly send: (reply: FastifyReply, status: number, body: string, replayed: boolean) => FastifyReply;
+  readonly send: (reply: FastifyReply, answer: WriteAnswer) => FastifyReply;
 }
 
 /** `POST /api/loans/` and `POST /api/loans/{uid}/repayments/`. */
@@ -31,17 +31,17 @@ export function loanRepaymentPath(views: LoanViews): string {
  * write routes' plugin: the same credentials, scope, rate limit, media type
  * and body checks, in the same order, then the Idempotency-Key, the body's
  * members (422), the node's role (503), and the write itself
- * (src/ledger/loan-operations.ts) through the ledger's writer, as drawdowns are.
+ * (src/ledger/loan-operations.ts) through the process's ledger, as drawdowns are.
  */
 export function loanWriteRoutes(app: FastifyInstance, options: LoanWriteRoutesOptions): void {
-  const { writer, views, beforeWrite, send } = options;
+  const { ledger, views, beforeWrite, send } = options;
   const route = { bodyLimit: MAX_WRITE_BODY_BYTES, config: { readsBody: true } };
 
   const run = async (request: FastifyRequest, reply: FastifyReply, idempotencyKey: string, operation: LedgerOperation<LoanResult>) => {
     await beforeWrite(request);
     const auth = requireAuth(request);
-    const answer = await writer.write({ operation, idempotency: { key: idempotencyKey, keyId: auth.keyId }, requestId: request.id });
-    return send(reply, answer.status, answer.body, answer.replayed);
+    const answer = await ledger.write({ operation, idempotency: { key: idempotencyKey, keyId: auth.keyId }, requestId: request.id });
+    return send(reply, answer);
   };
 
   app.post(loanCreatePath(views), route, async (request, reply) => {

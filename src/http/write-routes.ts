@@ -1,14 +1,13 @@
-import type { FairShare } from '../store/fair-share.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
-import { entryOperation, LEDGER_KINDS, LedgerError, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind } from '../ledger/index.js';
+import { entryOperation, LEDGER_KINDS, LedgerError, limitViewOf, newLedgerId, type LedgerKind, type LedgerWriter, type WriteAnswer } from '../ledger/index.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { ledgerCollectionsOf } from '../resources/index.js';
 import type { NodeRole } from '../store/node-role.js';
-import type { Queryable, Store } from '../store/store.js';
+import type { Queryable } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 import type { DatabaseOf } from './request-database.js';
@@ -26,7 +25,8 @@ declare module 'fastify' {
 }
 
 export interface WriteRoutesOptions {
-  store: Store;
+  /** The process's one ledger: every write these routes take goes through it. */
+  ledger: LedgerWriter;
   role: NodeRole;
   /**
    * The collections served: the ledger's (ledgerCollectionsOf) get their writes — drawdowns and repayments
@@ -34,18 +34,8 @@ export interface WriteRoutesOptions {
    */
   resources: readonly ResourceDefinition[];
   authCache?: AuthCache | undefined;
-  /** How long a stored response is replayed for its Idempotency-Key. */
-  idempotencyTtlHours: number;
   /** The store as a request sees it, within its database budget (DATABASE_REQUEST_BUDGET_MS). */
   databaseOf: DatabaseOf;
-  /** Database time of a write's transaction, from its start (DATABASE_REQUEST_BUDGET_MS); 0: none. */
-  transactionBudgetMs: number;
-  /** The write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
-  queue?: { maxWaitMs?: number; concurrency?: number } | undefined;
-  /** The node's FairShare (the writer tells overload from an unreachable database by it). */
-  share?: FairShare | undefined;
-  /** Told of the writer, e.g. to export its queue's figures as metrics. */
-  onWriter?: ((writer: LedgerWriter) => void) | undefined;
 }
 
 /** `drawdown` → `drawdowns`: the collection a kind of entry is posted to. */
@@ -58,7 +48,7 @@ export function writePathOf(limits: ResourceDefinition, kind: LedgerKind): strin
  * docs/api.md "Writes"). Checked in this order: credentials (401), scope
  * (403), the key's write budget (429), then the body's size, media type and
  * syntax (413, 415, 400), the Idempotency-Key (400), the body's members
- * (422), the node's role (503); then the ledger's writer (LedgerWriter),
+ * (422), the node's role (503); then the process's ledger (LedgerWriter),
  * which queues, records and answers it. This file only turns its answer
  * (or refusal) into HTTP.
  */
@@ -66,15 +56,7 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
   const written = ledgerCollectionsOf(options.resources);
   if (!written) return;
   const { limits, loans } = written;
-  const { store, role, authCache, idempotencyTtlHours, databaseOf } = options;
-  const writer = new LedgerWriter(store, {
-    idempotencyTtlHours,
-    problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)),
-    transactionBudgetMs: options.transactionBudgetMs,
-    queue: options.queue,
-    share: options.share,
-  });
-  options.onWriter?.(writer);
+  const { ledger, role, authCache, databaseOf } = options;
   const limitView = limitViewOf(limits);
 
   // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
@@ -123,8 +105,8 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
         reference: body.reference,
       });
       try {
-        const answer = await writer.write({ operation, idempotency: { key: idempotencyKey, keyId: auth.keyId }, requestId: request.id });
-        return send(reply, answer.status, answer.body, answer.replayed);
+        const answer = await ledger.write({ operation, idempotency: { key: idempotencyKey, keyId: auth.keyId }, requestId: request.id });
+        return send(reply, answer);
       } catch (error) {
         throw error instanceof LedgerError ? ledgerApiError(error) : error;
       }
@@ -133,7 +115,7 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
 
   if (loans) {
     loanWriteRoutes(app, {
-      writer,
+      ledger,
       views: { loans, limits },
       beforeWrite: (request) => refuseOnStandby(role, databaseOf(request)),
       send,
@@ -141,11 +123,18 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
   }
 }
 
-function send(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {
-  if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+/**
+ * The ledger's answer as HTTP. A refusal comes as its code and values (as
+ * stored under its key): its problem document is rendered here, from them
+ * alone, so a replay sends the first answer's bytes (its request_id the
+ * first request's).
+ */
+function send(reply: FastifyReply, answer: WriteAnswer): FastifyReply {
+  if (answer.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+  const body = answer.refusal ? JSON.stringify(problemDocument(new ApiError(answer.refusal.code, answer.refusal.detail), answer.refusal.request_id)) : answer.body;
   return reply
-    .code(status)
-    .type(status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
+    .code(answer.status)
+    .type(answer.status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
     .send(body);
 }
 

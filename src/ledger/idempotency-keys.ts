@@ -1,9 +1,11 @@
 import type { Queryable, Statement, Transaction } from '../store/store.js';
 
 /**
- * A stored answer: its text, or (a write sent in one message, storeAnswerRow)
- * the values it was rendered from, which the operation renders again
- * (LedgerOperation.renderStored).
+ * A stored answer: its text (a success answered the long way, or any answer
+ * the previous release stored), or values: a lone write's answer
+ * (storeAnswerRow), which the operation renders again
+ * (LedgerOperation.renderStored), or — under a status of 400 or more — a
+ * refusal's code and values (StoredRefusal), which the HTTP layer renders.
  */
 export type StoredAnswer = { readonly body: string } | { readonly row: Record<string, unknown> };
 
@@ -176,7 +178,7 @@ export type LoneWriteEnd =
  * statement's own key lookup uses too (one organization: on a distributed
  * PostgreSQL, one shard). With a row, it is stored as the key's answer.
  * With none: if this transaction claimed the key, its claim is deleted, so
- * that the write can run again the long way (a refusal is stored as text);
+ * that the write can run again the long way (which stores a refusal's values);
  * if an earlier request holds the key (the claim waited for it to commit,
  * and locked its row), its stored answer is read, never changed.
  */
@@ -214,37 +216,37 @@ export function storeAnswerRow(answer: Statement, claim: ClaimRequest, status: n
   };
 }
 
-const STORE_RESPONSE = 'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE org_id = $1 AND idempotency_key = $2';
-
-/**
- * Stores the response of a claimed key as the claiming transaction's last
- * statement, sent with its COMMIT (one round trip for both): committed
- * together with the entry or not at all.
- */
-export function storeIdempotentResponseAtCommit(tx: Transaction, ref: IdempotencyKeyRef, status: number, body: string): void {
-  tx.queryAtCommit(STORE_RESPONSE, [ref.orgId, ref.idempotencyKey, status, body]);
-}
+const STORE_RESPONSE = 'UPDATE idempotency_keys SET response_status = $3, response_body = $4, response_row = $5::jsonb WHERE org_id = $1 AND idempotency_key = $2';
 
 export interface StoredResponse extends IdempotencyKeyRef {
   readonly status: number;
-  readonly body: string;
+  /** A success's JSON text, or a refusal's values (a row: its code and values, rendered by the HTTP layer). */
+  readonly answer: StoredAnswer;
+}
+
+function answerColumns(answer: StoredAnswer): [string | null, string | null] {
+  return 'body' in answer ? [answer.body, null] : [null, JSON.stringify(answer.row)];
 }
 
 /**
- * storeIdempotentResponseAtCommit for several keys claimed in one
- * transaction: one UPDATE of all their rows, sent with the COMMIT. Its text
- * depends only on how many (the values are parameters).
+ * Stores the answers of keys claimed in one transaction as its last
+ * statement, sent with its COMMIT (one round trip for both): committed
+ * together with the writes or not at all. One UPDATE of all their rows; its
+ * text depends only on how many (the values are parameters).
  */
 export function storeIdempotentResponsesAtCommit(tx: Transaction, responses: readonly StoredResponse[]): void {
   const [only] = responses;
-  if (responses.length === 1 && only) return storeIdempotentResponseAtCommit(tx, only, only.status, only.body);
+  if (responses.length === 1 && only) {
+    tx.queryAtCommit(STORE_RESPONSE, [only.orgId, only.idempotencyKey, only.status, ...answerColumns(only.answer)]);
+    return;
+  }
   if (responses.length === 0) return;
-  const rows = responses.map((_, i) => `($${4 * i + 1}::bigint, $${4 * i + 2}::text, $${4 * i + 3}::smallint, $${4 * i + 4}::text)`);
+  const rows = responses.map((_, i) => `($${5 * i + 1}::bigint, $${5 * i + 2}::text, $${5 * i + 3}::smallint, $${5 * i + 4}::text, $${5 * i + 5}::jsonb)`);
   tx.queryAtCommit(
-    `UPDATE idempotency_keys k SET response_status = v.status, response_body = v.body
-       FROM (VALUES ${rows.join(', ')}) AS v (org_id, idempotency_key, status, body)
+    `UPDATE idempotency_keys k SET response_status = v.status, response_body = v.body, response_row = v.row
+       FROM (VALUES ${rows.join(', ')}) AS v (org_id, idempotency_key, status, body, row)
       WHERE k.org_id = v.org_id AND k.idempotency_key = v.idempotency_key`,
-    responses.flatMap((response) => [response.orgId, response.idempotencyKey, response.status, response.body]),
+    responses.flatMap((response) => [response.orgId, response.idempotencyKey, response.status, ...answerColumns(response.answer)]),
   );
 }
 

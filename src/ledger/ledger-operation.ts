@@ -5,6 +5,18 @@ import type { LedgerError } from './ledger-error.js';
 /** Refusals that are answers: stored under the write's Idempotency-Key and replayed, like a 201. */
 export type StoredRefusalCode = 'insufficient_balance' | 'repayment_exceeds_outstanding';
 
+/**
+ * A refusal as the ledger answers and stores it under its Idempotency-Key
+ * (idempotency_keys.response_row): its code and values, never rendered text.
+ * The HTTP layer renders its problem document from them, the same bytes on
+ * the first answer and on every replay (`request_id` is the first request's).
+ */
+export interface StoredRefusal {
+  readonly code: StoredRefusalCode;
+  readonly detail: string;
+  readonly request_id: string;
+}
+
 /** What an operation did in its transaction: a success to answer (and store), or a refusal that changed nothing. */
 export type Applied<T> =
   | { readonly ok: true; readonly status: number; readonly body: string; readonly value: T }

@@ -1,49 +1,25 @@
-import { ApiError } from '../domain/errors.js';
+import { ERROR_CODES } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
 import { StoreUnavailableError, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
 import type { FairShare } from '../store/fair-share.js';
 import { answerOf, keyReused, overloaded, waitedTooLong } from './write-answers.js';
+
+export type { LedgerWriteRequest, WriteAnswer } from './ledger-answers.js';
 import {
   claimIdempotencyKeys,
   claimKeysStatement,
   storeAnswerRow,
   storeIdempotentResponsesAtCommit,
   type ClaimRequest,
-  type LoneWriteEnd,
-  type StoredAnswer,
   type StoredResponse,
 } from './idempotency-keys.js';
-import { RetryWrite, type Applied, type LedgerOperation } from './ledger-operation.js';
+import { replayOf, settledOf, type LedgerWriteRequest, type WriteAnswer } from './ledger-answers.js';
+import { RetryWrite, type Applied, type StoredRefusal } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
-
-/** A write to record, as the HTTP route, the CLI or a test asks for it. */
-export interface LedgerWriteRequest<T = unknown> {
-  readonly operation: LedgerOperation<T>;
-  /**
-   * An HTTP write's Idempotency-Key and the API key that sent it: the first
-   * answer is stored under it and replayed. Absent for a caller whose
-   * operation is idempotent on its own (the CLI's entry id).
-   */
-  readonly idempotency?: { readonly key: string; readonly keyId: string } | undefined;
-  /** Named in a stored refusal's problem document. */
-  readonly requestId?: string | undefined;
-}
-
-export interface WriteAnswer<T = unknown> {
-  readonly status: number;
-  /** The JSON text to send (and stored for replays). */
-  readonly body: string;
-  /** True when this is the stored answer to an earlier request with the same key. */
-  readonly replayed: boolean;
-  /** The operation's own result; undefined on a replay. */
-  readonly value: T | undefined;
-}
 
 export interface LedgerWriterOptions {
   /** How long a stored answer is replayed for its Idempotency-Key. */
   readonly idempotencyTtlHours: number;
-  /** The problem+json text of a refusal that is stored under its key (the HTTP layer's rendering). */
-  readonly problemBody: (error: ApiError, requestId: string) => string;
   /** Database time of one write transaction, from its start (PostgreSQL); 0 or absent: none. */
   readonly transactionBudgetMs?: number | undefined;
   readonly queue?: Partial<WriteQueueOptions> | undefined;
@@ -256,10 +232,13 @@ export class LedgerWriter {
           settled.push({ ok: false, error: applied.refusal });
           return;
         } else {
-          const refused = new ApiError(applied.refusal.code, applied.refusal.message);
-          answered = { status: refused.status, body: this.options.problemBody(refused, request.requestId ?? ''), replayed: false, value: undefined };
+          const refusal: StoredRefusal = { code: applied.refusal.code, detail: applied.refusal.message, request_id: request.requestId ?? '' };
+          answered = { status: ERROR_CODES[refusal.code].status, refusal, replayed: false };
         }
-        if (request.idempotency) stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answered.status, body: answered.body });
+        if (request.idempotency) {
+          const answer = answered.refusal ? { row: { ...answered.refusal } } : { body: answered.body };
+          stored.push({ orgId, idempotencyKey: request.idempotency.key, status: answered.status, answer });
+        }
         settled.push({ ok: true, value: answered });
       };
       const keyed = batch.flatMap((request, i) => (request.idempotency ? [i] : []));
@@ -271,7 +250,7 @@ export class LedgerWriter {
       const claimOfWrite = new Map(keyed.map((i, n) => [i, claims[n]]));
       for (const [i, request] of batch.entries()) {
         const claim = claimOfWrite.get(i);
-        if (claim?.kind === 'replay') settled.push({ ok: true, value: { status: claim.status, body: replayBody(request, claim.answer), replayed: true, value: undefined } });
+        if (claim?.kind === 'replay') settled.push({ ok: true, value: replayOf(request, claim.status, claim.answer) });
         else if (claim?.kind === 'reused') settled.push({ ok: false, error: keyReused() });
         else answer(request, await request.operation.apply(tx));
       }
@@ -284,41 +263,6 @@ export class LedgerWriter {
 /** Whether a write can go in one message (LedgerWriter.inOneMessage): a keyed write of a kind that has `alone`. */
 function fitsOneMessage(request: AnyRequest): boolean {
   return request.idempotency !== undefined && request.operation.alone !== undefined && request.operation.renderStored !== undefined;
-}
-
-/** A write's answer from what the statement that ended it found; undefined: it did not write. */
-function settledOf(request: AnyRequest, status: number, end: LoneWriteEnd): Settled<WriteAnswer> | undefined {
-  switch (end.kind) {
-    case 'stored': {
-      const rendered = (request.operation.renderStored as NonNullable<AnyRequest['operation']['renderStored']>)(end.row);
-      // `value` read only by a caller that wants it (it may be computed on demand).
-      return {
-        ok: true,
-        value: {
-          status,
-          body: rendered.body,
-          replayed: false,
-          get value() {
-            return rendered.value;
-          },
-        },
-      };
-    }
-    case 'replay':
-      return { ok: true, value: { status: end.status, body: replayBody(request, end.answer), replayed: true, value: undefined } };
-    case 'reused':
-      return { ok: false, error: keyReused() };
-    case 'not-written':
-      return undefined;
-  }
-}
-
-/** A stored answer's text: as stored, or rendered from its stored values by the operation that stored them (same fingerprint: same kind). */
-function replayBody(request: AnyRequest, answer: StoredAnswer): string {
-  if ('body' in answer) return answer.body;
-  const render = request.operation.renderStored;
-  if (!render) throw new Error('ledger writer: an answer stored as values for a kind of write that renders none');
-  return render(answer.row).body;
 }
 
 function claimOf(request: AnyRequest, ttlHours: number): ClaimRequest {

@@ -14,6 +14,7 @@ import {
 } from '../../packages/client/src/index.js';
 import { ApiError, ERROR_CODES } from '../../src/domain/errors.js';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { ledgerOf } from '../helpers/ledger.js';
 import { problemDocument } from '../../src/http/problem.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -168,7 +169,7 @@ describeEachStore('LendingClient', (store) => {
 
     it("lists and walks one limit's entries, typed, through creditLimits.entries(uid)", async () => {
       for (let i = 0; i < 13; i += 1) {
-        await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: `sdk_dd_${String(i).padStart(2, '0')}`, limit: 'cl_sdk_eur', amount: '10.25' });
+        await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: `sdk_dd_${String(i).padStart(2, '0')}`, limit: 'cl_sdk_eur', amount: '10.25' });
       }
       const { client, requests } = clientFor();
       const page = await client.creditLimits.entries('cl_sdk_eur').list({ order_by: 'at' });

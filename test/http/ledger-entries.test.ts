@@ -1,5 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { ledgerOf } from '../helpers/ledger.js';
 import { allPages, json, useApp, type Page } from '../helpers/app.js';
 import { importLines } from '../helpers/import-lines.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
@@ -40,7 +41,7 @@ describeEachStore('GET /api/limits/{uid}/entries/', (store) => {
     await insertCreditLimits(store(), other.org.id, [creditLimit({ uid: 'cl_beta', capacity: '100.00' })]);
     // 23 entries through the CLI's ledger code: one transaction each, so each has its own recording time.
     for (let i = 0; i < 23; i += 1) {
-      await applyLedgerEntry(store(), tenant.org.id, {
+      await applyLedgerEntry(ledgerOf(store()), tenant.org.id, {
         kind: i % 4 === 3 ? 'repayment' : 'drawdown',
         id: `cli_${String(i).padStart(2, '0')}`,
         limit: 'cl_busy',
@@ -48,8 +49,8 @@ describeEachStore('GET /api/limits/{uid}/entries/', (store) => {
         at: `2024-05-${String(1 + i).padStart(2, '0')}T12:00:00Z`,
       });
     }
-    await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'quiet_1', limit: 'cl_quiet', amount: '40.00' });
-    await applyLedgerEntry(store(), other.org.id, { kind: 'drawdown', id: 'beta_1', limit: 'cl_beta', amount: '7.00' });
+    await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'quiet_1', limit: 'cl_quiet', amount: '40.00' });
+    await applyLedgerEntry(ledgerOf(store()), other.org.id, { kind: 'drawdown', id: 'beta_1', limit: 'cl_beta', amount: '7.00' });
   });
 
   it("lists only this limit's entries, newest recorded first, with exact amounts as JSON numbers", async () => {

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { ImportError, importJsonl } from '../../src/import/index.js';
 import { applyLedgerEntry, LedgerError, type LedgerResult } from '../../src/ledger/index.js';
+import { anotherProcessLedger } from '../helpers/ledger.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
 import { dumpAllTables, importLines } from '../helpers/import-lines.js';
@@ -218,7 +219,7 @@ describeEachStore('import of ledger lines', (store, kind) => {
       const single: Promise<LedgerResult | 'refused'>[] = [];
       const write = (i: number) =>
         single.push(
-          applyLedgerEntry(writers, tenant.org.id, { kind: 'drawdown', id: i === 0 ? 'shared' : `s_${i}`, limit: i === 0 || i % 2 ? 'cl_x' : 'cl_y', amount: '1.00' }).catch(
+          applyLedgerEntry(anotherProcessLedger(writers), tenant.org.id, { kind: 'drawdown', id: i === 0 ? 'shared' : `s_${i}`, limit: i === 0 || i % 2 ? 'cl_x' : 'cl_y', amount: '1.00' }).catch(
             (error: unknown) => {
               if (error instanceof LedgerError) return 'refused' as const;
               throw error;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { applyLedgerEntry, LedgerError } from '../../src/ledger/index.js';
+import { anotherProcessLedger, ledgerOf } from '../helpers/ledger.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
 import { databaseNow, dumpAllTables, importLines, SAMPLE_LINES } from '../helpers/import-lines.js';
@@ -27,7 +28,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
   describe('real-time utilization', () => {
     it('shows a drawdown at once in GET /api/limits/: outstanding, balance, updated_at, and updated_from finds it', async () => {
       const tenant = await tenantWithLimit(store());
-      const result = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_rt', limit: 'cl_1', amount: '2500.50' });
+      const result = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'dd_rt', limit: 'cl_1', amount: '2500.50' });
 
       const all = await limitFromApi(store(), tenant);
       expect(all.items[0]).toMatchObject({ uid: 'cl_1', outstanding: 3500.5, balance: 46499.5, updated_at: result.updated_at });
@@ -39,7 +40,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
     it('lowers outstanding on a backdated repayment, keeps the entry\'s time, and stamps the limit with the time of the write (regression: updated_at moved back to 2020)', async () => {
       const tenant = await tenantWithLimit(store());
       const before = await databaseNow(store());
-      const result = await applyLedgerEntry(store(), tenant.org.id, {
+      const result = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, {
         kind: 'repayment',
         id: 'rp_x',
         limit: 'cl_1',
@@ -55,14 +56,14 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
     it('never moves updated_at backwards when the stored one is later than now', async () => {
       const tenant = await createTenant(store());
       await importLines(store(), tenant.org.uid, [{ ...SAMPLE_LINES[1], updated_at: '2099-01-01T00:00:00Z' }]);
-      const result = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_x', limit: 'cl_1', amount: '1.00' });
+      const result = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'dd_x', limit: 'cl_1', amount: '1.00' });
       expect(result).toMatchObject({ outstanding: '1.00', updated_at: '2099-01-01T00:00:00.000000Z' });
     });
 
     it('refuses an entry dated in the future and changes nothing', async () => {
       const tenant = await tenantWithLimit(store());
       const before = await dumpAllTables(store());
-      const error = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_f', limit: 'cl_1', amount: '1.00', at: '2099-01-01T00:00:00.000000Z' }).catch(
+      const error = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'dd_f', limit: 'cl_1', amount: '1.00', at: '2099-01-01T00:00:00.000000Z' }).catch(
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(LedgerError);
@@ -72,7 +73,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
 
     it('allows drawing exactly the balance', async () => {
       const tenant = await tenantWithLimit(store());
-      const result = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'all', limit: 'cl_1', amount: '49000.00' });
+      const result = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'all', limit: 'cl_1', amount: '49000.00' });
       expect(result).toMatchObject({ outstanding: '50000.00', balance: '0.00' });
     });
   });
@@ -87,7 +88,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
       it(`refuses ${name}`, async () => {
         const tenant = await tenantWithLimit(store());
         const before = await dumpAllTables(store());
-        const error = await applyLedgerEntry(store(), tenant.org.id, { ...entry, id: 'refused' }).catch((e: unknown) => e);
+        const error = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { ...entry, id: 'refused' }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(LedgerError);
         expect((error as LedgerError).code).toBe(code);
         expect((error as LedgerError).message).toMatch(message);
@@ -98,7 +99,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
     it("never touches another organization's limit", async () => {
       const owner = await tenantWithLimit(store());
       const other = await createTenant(store());
-      const error = await applyLedgerEntry(store(), other.org.id, { kind: 'drawdown', id: 'x', limit: 'cl_1', amount: '1.00' }).catch((e: unknown) => e);
+      const error = await applyLedgerEntry(ledgerOf(store()), other.org.id, { kind: 'drawdown', id: 'x', limit: 'cl_1', amount: '1.00' }).catch((e: unknown) => e);
       expect((error as LedgerError).code).toBe('limit_not_found');
       expect((await limitFromApi(store(), owner)).items[0]).toMatchObject({ outstanding: 1000 });
     });
@@ -108,10 +109,10 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
     it('treats the same id with the same content as a no-op', async () => {
       const tenant = await tenantWithLimit(store());
       const entry = { kind: 'drawdown', id: 'dd_same', limit: 'cl_1', amount: '10.00' } as const;
-      const first = await applyLedgerEntry(store(), tenant.org.id, entry);
+      const first = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, entry);
       const before = await dumpAllTables(store());
 
-      const second = await applyLedgerEntry(store(), tenant.org.id, entry);
+      const second = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, entry);
 
       expect(first.applied).toBe(true);
       expect(second).toMatchObject({ applied: false, outstanding: '1010.00', at: first.at });
@@ -120,20 +121,20 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
 
     it('replays as a no-op even when the limit could no longer take it', async () => {
       const tenant = await tenantWithLimit(store());
-      await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'big', limit: 'cl_1', amount: '49000.00' });
-      const again = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'big', limit: 'cl_1', amount: '49000.00' });
+      await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'big', limit: 'cl_1', amount: '49000.00' });
+      const again = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'big', limit: 'cl_1', amount: '49000.00' });
       expect(again).toMatchObject({ applied: false, outstanding: '50000.00' });
     });
 
     it('refuses the same id with different content', async () => {
       const tenant = await tenantWithLimit(store());
-      await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_c', limit: 'cl_1', amount: '10.00' });
+      await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'dd_c', limit: 'cl_1', amount: '10.00' });
       const before = await dumpAllTables(store());
       for (const changed of [
         { kind: 'drawdown', amount: '11.00' },
         { kind: 'repayment', amount: '10.00' },
       ] as const) {
-        const error = await applyLedgerEntry(store(), tenant.org.id, { ...changed, id: 'dd_c', limit: 'cl_1' }).catch((e: unknown) => e);
+        const error = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { ...changed, id: 'dd_c', limit: 'cl_1' }).catch((e: unknown) => e);
         expect((error as LedgerError).code).toBe('id_conflict');
         expect((error as LedgerError).message).toMatch(/ledger entry 'dd_c' already exists with different content \(drawdown of 10.00 on cl_1/);
       }
@@ -142,7 +143,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
 
     it('shares ids with import ledger lines', async () => {
       const tenant = await tenantWithLimit(store());
-      const replay = await applyLedgerEntry(store(), tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '1200.00' });
+      const replay = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '1200.00' });
       expect(replay.applied).toBe(false);
     });
   });
@@ -167,7 +168,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
           }));
           const outcomes = await Promise.all(
             entries.map((entry) =>
-              applyLedgerEntry(pool, tenant.org.id, entry).then(
+              applyLedgerEntry(anotherProcessLedger(pool), tenant.org.id, entry).then(
                 () => ({ entry, accepted: true }),
                 (error: unknown) => {
                   if (!(error instanceof LedgerError)) throw error;
@@ -206,7 +207,7 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
         const pool = new PostgresStore(process.env.DATABASE_URL ?? '', { poolSize: 10, searchPath: schema });
         try {
           const results = await Promise.all(
-            Array.from({ length: 10 }, () => applyLedgerEntry(pool, tenant.org.id, { kind: 'drawdown', id: 'same', limit: 'cl_dup', amount: '7.00' })),
+            Array.from({ length: 10 }, () => applyLedgerEntry(anotherProcessLedger(pool), tenant.org.id, { kind: 'drawdown', id: 'same', limit: 'cl_dup', amount: '7.00' })),
           );
           expect(results.filter((r) => r.applied)).toHaveLength(1);
           const [row] = await store().query<{ outstanding: string }>(`SELECT outstanding::text AS outstanding FROM credit_limits WHERE org_id = $1`, [tenant.org.id]);

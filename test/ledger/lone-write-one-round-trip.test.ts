@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
-import { problemDocument } from '../../src/http/problem.js';
 import { entryOperation, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind, type LedgerResult, type LedgerWriteRequest, type WriteAnswer } from '../../src/ledger/index.js';
 import { creditLimits } from '../../src/resources/credit-limits.js';
 import { TransactionInterruptedError } from '../../src/store/transaction-interrupted.js';
@@ -17,8 +16,7 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
 
   const messages = recordPgMessages();
 
-  const writerOn = () =>
-    new LedgerWriter(store(), { idempotencyTtlHours: 24, problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)) });
+  const writerOn = () => new LedgerWriter(store(), { idempotencyTtlHours: 24 });
   const request = (limit: string, entryKind: LedgerKind, amount: string, key: string, at?: string): LedgerWriteRequest<LedgerResult> => ({
     operation: entryOperation(limitViewOf(creditLimits), { orgId: writer().org.id, kind: entryKind, id: newLedgerId(entryKind), limit, amount, at, keyId: writer().keyId }),
     idempotency: { key, keyId: writer().keyId },
@@ -53,20 +51,22 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     const replay = await writes.write(request(uid, 'drawdown', '12.34', 'values-1'));
     expect(replay).toMatchObject({ status: 201, replayed: true });
     expect(replay.body).toBe(first.body);
-    expect(JSON.parse(first.body)).toMatchObject({ entry: { amount: 12.34, kind: 'drawdown' }, limit: { uid, outstanding: 12.34, balance: 987.66 } });
+    expect(JSON.parse(first.body ?? '')).toMatchObject({ entry: { amount: 12.34, kind: 'drawdown' }, limit: { uid, outstanding: 12.34, balance: 987.66 } });
     expect(first.value).toMatchObject({ amount: '12.34', outstanding: '12.34', applied: true });
     expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '62.34', entries: 2 });
   });
 
-  it('leaves no claim behind when it wrote nothing: a refusal is stored as text, a bad time or an unknown limit not at all', async () => {
+  it('leaves no claim behind when it wrote nothing: a refusal is stored as its code and values, a bad time or an unknown limit not at all', async () => {
     const uid = await newLimit('100.00', '95.00');
     const writes = writerOn();
     const refused = await writes.write(request(uid, 'drawdown', '10.00', 'nothing-1'));
     expect(refused.status).toBe(409);
-    expect(JSON.parse(refused.body)).toMatchObject({ code: 'insufficient_balance', request_id: 'req-nothing-1' });
-    expect(await storedAnswer('nothing-1')).toMatchObject({ body: refused.body, row: null });
+    const refusal = { code: 'insufficient_balance', detail: expect.stringMatching(/^drawdown of 10\.00 refused: it exceeds the balance of /), request_id: 'req-nothing-1' };
+    expect(refused).toMatchObject({ refusal });
+    expect(refused.body).toBeUndefined();
+    expect(await storedAnswer('nothing-1')).toMatchObject({ body: null, row: { ...refusal, detail: refused.refusal?.detail } });
     const replay = await writes.write(request(uid, 'drawdown', '10.00', 'nothing-1'));
-    expect(replay).toMatchObject({ status: 409, replayed: true, body: refused.body });
+    expect(replay).toEqual({ status: 409, replayed: true, refusal: refused.refusal });
 
     await expect(writes.write(request(uid, 'repayment', '1.00', 'nothing-2', '2999-01-01T00:00:00.000000Z'))).rejects.toMatchObject({ code: 'invalid_entry' });
     await expect(writes.write(request('cl_no_such_limit', 'drawdown', '1.00', 'nothing-3'))).rejects.toMatchObject({ code: 'limit_not_found' });
@@ -122,7 +122,6 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     const counted = { ...inner, transaction: ((fn, options) => ((counter.transactions += 1), inner.transaction(fn, options))) as typeof inner.transaction };
     const writes = new LedgerWriter(counted, {
       idempotencyTtlHours: 24,
-      problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)),
       queue: { concurrency: 1 },
     });
     return { writes, counter };
@@ -164,7 +163,7 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     for (const [uid, outstanding, entries] of [[a, '3.00', 2], [b, '5.00', 1], [c, '3.00', 1], [full, '10.00', 0], [other, '0.00', 0]] as const) {
       expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding, entries });
     }
-    expect((await storedAnswer('join-full'))?.body).toContain('insufficient_balance');
+    expect((await storedAnswer('join-full'))?.row).toMatchObject({ code: 'insufficient_balance' });
   });
 
   it('runs every write of a joined transaction again alone when one of its statements fails: the others succeed once', async () => {

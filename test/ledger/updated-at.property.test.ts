@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ImportError } from '../../src/import/index.js';
 import { applyLedgerEntry, LedgerError } from '../../src/ledger/index.js';
+import { ledgerOf } from '../helpers/ledger.js';
 import type { Store } from '../../src/store/store.js';
 import { databaseNow, importLines } from '../helpers/import-lines.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -110,7 +111,7 @@ describeEachStore('updated_at only moves forward', (store) => {
               await importLines(store(), tenant.org.uid, lines);
             } else {
               const { object, ...entry } = current.entry;
-              await applyLedgerEntry(store(), tenant.org.id, { kind: object, id: `e${(ids += 1)}`, ...entry });
+              await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: object, id: `e${(ids += 1)}`, ...entry });
             }
           } catch (error) {
             if (!(error instanceof ImportError) && !(error instanceof LedgerError)) throw error;

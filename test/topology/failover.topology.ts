@@ -3,6 +3,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { anotherProcessLedger } from '../helpers/ledger.js';
 import { runCli } from '../helpers/cli.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import type { SpawnedServer } from '../helpers/spawn-server.js';
@@ -93,7 +94,7 @@ describe.runIf(binDir)('faults in a primary + two standbys topology, under load'
     // The same write in process, timed without the CLI's start-up: it fails on the refused connection, without retrying.
     const writer = new PostgresStore(topology.primary.url, { poolSize: 1 });
     const started = Date.now();
-    const inProcess = await applyLedgerEntry(writer, tenant.org.id, { kind: 'drawdown', id: 'dd_outage', limit: 'cl_1', amount: '10.00' }).catch(
+    const inProcess = await applyLedgerEntry(anotherProcessLedger(writer), tenant.org.id, { kind: 'drawdown', id: 'dd_outage', limit: 'cl_1', amount: '10.00' }).catch(
       (error: unknown) => error,
     );
     const drawMs = Date.now() - started;

@@ -9,6 +9,7 @@
  */
 import autocannon from 'autocannon';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { ledgerOf } from '../helpers/ledger.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
@@ -27,7 +28,7 @@ try {
   await insertCreditLimits(store, tenant.org.id, [creditLimit({ uid: 'cl_1', capacity: '9999999.00' })]);
   const drawsPerSecond = async (label: string) => {
     const started = process.hrtime.bigint();
-    for (let i = 0; i < DRAWS; i += 1) await applyLedgerEntry(store, tenant.org.id, { kind: 'drawdown', id: `${label}_${i}`, limit: 'cl_1', amount: '1.00' });
+    for (let i = 0; i < DRAWS; i += 1) await applyLedgerEntry(ledgerOf(store), tenant.org.id, { kind: 'drawdown', id: `${label}_${i}`, limit: 'cl_1', amount: '1.00' });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return Math.round(DRAWS / seconds);
   };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { ledgerOf } from '../helpers/ledger.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
@@ -116,7 +117,7 @@ describe.runIf(binDir)('serve on a primary, a synchronous standby and an asynchr
     let asyncAnswered = 0;
     for (let i = 0; i < DRAWS; i += 1) {
       const limit = `cl_${i % 20}`;
-      const recorded = await applyLedgerEntry(primaryStore, tenant.org.id, { kind: 'drawdown', id: `dd_${i}`, limit, amount: '0.25' });
+      const recorded = await applyLedgerEntry(ledgerOf(primaryStore), tenant.org.id, { kind: 'drawdown', id: `dd_${i}`, limit, amount: '0.25' });
       const read = await get(onSync, `/api/limits/${limit}/`);
       expect(read.status).toBe(200);
       if (String(read.body.outstanding) !== String(Number(recorded.outstanding))) stale += 1;

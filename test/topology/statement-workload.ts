@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { buildApp } from '../../src/app.js';
 import { importJsonl } from '../../src/import/index.js';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { ledgerOf } from '../helpers/ledger.js';
 import { ListCache } from '../../src/listing/list-cache.js';
 import { listRecords, retrieveRecord } from '../../src/listing/list-records.js';
 import { scopeToParent } from '../../src/listing/parent-scope.js';
@@ -47,14 +48,14 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
     if (!resource.parent) await retrieveRecord(recorded, resource, tenant.org.id, `${resource.path}_1`);
   }
 
-  await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
-  await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
-  const refused = await applyLedgerEntry(recorded, tenant.org.id, { kind: 'drawdown', id: 'dd_2', limit: 'cl_1', amount: '1000.00' }).then(
+  await applyLedgerEntry(ledgerOf(recorded), tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
+  await applyLedgerEntry(ledgerOf(recorded), tenant.org.id, { kind: 'drawdown', id: 'dd_1', limit: 'cl_1', amount: '10.00' });
+  const refused = await applyLedgerEntry(ledgerOf(recorded), tenant.org.id, { kind: 'drawdown', id: 'dd_2', limit: 'cl_1', amount: '1000.00' }).then(
     () => false,
     () => true,
   );
   if (!refused) throw new Error('a drawdown above the balance was recorded');
-  await applyLedgerEntry(recorded, tenant.org.id, { kind: 'repayment', id: 'rp_1', limit: 'cl_1', amount: '5.00' });
+  await applyLedgerEntry(ledgerOf(recorded), tenant.org.id, { kind: 'repayment', id: 'rp_1', limit: 'cl_1', amount: '5.00' });
 
   const app = await buildApp({ store: recorded });
   try {

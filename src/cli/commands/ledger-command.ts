@@ -1,9 +1,9 @@
 import { requireOrganization } from '../../organizations/organizations.js';
-import { LedgerError, LedgerWriter, entryOperation, limitViewOf, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
+import { LedgerError, entryOperation, limitViewOf, newLedgerId, parseAmount, type LedgerKind, type LedgerResult } from '../../ledger/index.js';
 import { creditLimits } from '../../resources/credit-limits.js';
 import { formatMicros, parseTimestamp } from '../../domain/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
-import { withStore } from '../with-store.js';
+import { withLedger } from '../with-ledger.js';
 
 export interface LedgerFlags extends OutputOptions {
   org: string;
@@ -25,13 +25,12 @@ export async function runLedgerCommand(kind: LedgerKind, flags: LedgerFlags): Pr
   }
   if (flags.id !== undefined && (flags.id.length === 0 || flags.id.length > 255)) throw new UsageError('--id must be 1–255 characters');
   try {
-    const result = await withStore(async (store) => {
+    const result = await withLedger(async (ledger, store) => {
       const org = await requireOrganization(store, flags.org);
-      // The ledger's one writer, as the HTTP route uses it; idempotent by the entry's id (--id) instead of an Idempotency-Key.
-      const writer = new LedgerWriter(store, { idempotencyTtlHours: 24, problemBody: (error) => error.message });
+      // Idempotent by the entry's id (--id) instead of an Idempotency-Key.
       const id = flags.id ?? newLedgerId(kind);
       const operation = entryOperation(limitViewOf(creditLimits), { orgId: org.id, kind, id, limit: flags.limit, amount: amount.value, at, idGivenByCaller: true });
-      const answer = await writer.write({ operation });
+      const answer = await ledger.write({ operation });
       if (!answer.value) throw new Error(`${kind} ${id}: the ledger answered ${answer.status} without a result`);
       return answer.value;
     });

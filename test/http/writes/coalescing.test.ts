@@ -1,6 +1,5 @@
 import { expect, it } from 'vitest';
 import { ApiError } from '../../../src/domain/errors.js';
-import { problemDocument } from '../../../src/http/problem.js';
 import { entryOperation, LedgerError, LedgerWriter, limitViewOf, newLedgerId, type LedgerKind, type LedgerResult, type LedgerWriteRequest, type WriteAnswer } from '../../../src/ledger/index.js';
 import { creditLimits } from '../../../src/resources/credit-limits.js';
 import type { Store, Transaction } from '../../../src/store/store.js';
@@ -11,9 +10,9 @@ import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
 const TTL_HOURS = 24;
 
-/** A process's writer, as the HTTP route makes it. */
+/** A process's ledger, as server.ts builds it. */
 function writerOn(store: Store): LedgerWriter {
-  return new LedgerWriter(store, { idempotencyTtlHours: TTL_HOURS, problemBody: (error, requestId) => JSON.stringify(problemDocument(error, requestId)) });
+  return new LedgerWriter(store, { idempotencyTtlHours: TTL_HOURS });
 }
 
 /**
@@ -84,6 +83,7 @@ function outcomeOf(settled: PromiseSettledResult<WriteAnswer>): Outcome {
     if (error instanceof LedgerError) return { error: error.code, status: 0 }; // the HTTP route's to map (a 404 or 422)
     return error instanceof ApiError ? { error: error.code, status: error.status } : { error: String(error), status: 500 };
   }
+  if (settled.value.refusal) return { status: settled.value.status, code: settled.value.refusal.code, replayed: settled.value.replayed };
   const body = JSON.parse(settled.value.body) as { limit?: { outstanding: number }; code?: string };
   return {
     status: settled.value.status,

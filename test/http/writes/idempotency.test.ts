@@ -49,6 +49,31 @@ describeEachStore('Idempotency-Key on writes', (store) => {
     expect(await ledgerState(store(), writer().org.id, uid)).toEqual({ outstanding: '50.00', entries: 1 });
   });
 
+  it('stores a refusal as its code, detail and first request_id, and still replays one the previous release stored as text', async () => {
+    const uid = await newLimit('100.00', '100.00');
+    const key = 'k-previous-release';
+    const refused = await postEntry(app(), 'drawdown', uid, { amount: '10' }, { authorization: writer().authorization, idempotencyKey: key });
+    expect(refused.statusCode).toBe(409);
+    const problem = json<{ code: string; detail: string; request_id: string }>(refused);
+    const storedAnswer = async () =>
+      (
+        await store().query<{ body: string | null; row: unknown }>('SELECT response_body AS body, response_row AS row FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2', [
+          writer().org.id,
+          key,
+        ])
+      )[0];
+    expect(await storedAnswer()).toEqual({ body: null, row: { code: 'insufficient_balance', detail: problem.detail, request_id: problem.request_id } });
+
+    // The previous release stored the problem document's text; its answers live 24 h after a deploy and replay as stored.
+    const previous = JSON.stringify({ ...problem, request_id: 'req-of-the-previous-release' });
+    await store().query('UPDATE idempotency_keys SET response_body = $3, response_row = NULL WHERE org_id = $1 AND idempotency_key = $2', [writer().org.id, key, previous]);
+    const replay = await postEntry(app(), 'drawdown', uid, { amount: '10' }, { authorization: writer().authorization, idempotencyKey: key });
+    expect(replay.statusCode).toBe(409);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(replay.body).toBe(previous);
+  });
+
   it('answers 422 idempotency_key_reused for the same key with another body, limit or kind', async () => {
     const uid = await newLimit();
     const other = await newLimit();
