@@ -1,6 +1,54 @@
 import type { FastifyBaseLogger } from 'fastify';
 
 export const DEFAULT_OUTAGE_SUMMARY_MS = 5000;
+export const DEFAULT_OVERLOAD_SUMMARY_MS = 1000;
+
+/**
+ * Counts events and reports the count at the end of a window of `windowMs` (a timer that keeps no
+ * process alive). With `chain`, a window that ended with events opens the next one at once.
+ */
+class CountingWindow {
+  private counted = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly windowMs: number,
+    private readonly report: (count: number) => void,
+    private readonly chain: boolean,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.timer !== undefined;
+  }
+
+  count(): void {
+    this.counted++;
+  }
+
+  open(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.flush() && this.chain) this.open();
+    }, this.windowMs);
+    this.timer.unref();
+  }
+
+  /** Reports what is still counted (on shutdown). */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.flush();
+  }
+
+  private flush(): boolean {
+    if (this.counted === 0) return false;
+    const count = this.counted;
+    this.counted = 0;
+    this.report(count);
+    return true;
+  }
+}
 
 /**
  * Keeps an outage from flooding the log: at 200 requests a second, one
@@ -11,54 +59,36 @@ export const DEFAULT_OUTAGE_SUMMARY_MS = 5000;
  * logged in full again. Every request still has its own access line.
  */
 export class OutageLog {
-  private counted = 0;
-  private window: NodeJS.Timeout | undefined;
+  private readonly window: CountingWindow;
 
   constructor(
     private readonly log: FastifyBaseLogger,
-    private readonly summaryMs = DEFAULT_OUTAGE_SUMMARY_MS,
-  ) {}
+    summaryMs = DEFAULT_OUTAGE_SUMMARY_MS,
+  ) {
+    this.window = new CountingWindow(
+      summaryMs,
+      (failures) => log.error({ failures, window_ms: summaryMs }, `database still unavailable: ${failures} more request(s) answered 503 in the last ${summaryMs / 1000} s`),
+      true,
+    );
+  }
 
   failure(error: unknown, requestId: string): void {
-    if (this.window) {
-      this.counted++;
+    if (this.window.isOpen) {
+      this.window.count();
       return;
     }
     this.log.error(
       { err: error, request_id: requestId },
-      `database unavailable: answering 503; further failures are counted and summarized at most every ${this.summaryMs / 1000} s`,
+      `database unavailable: answering 503; further failures are counted and summarized at most every ${this.window.windowMs / 1000} s`,
     );
-    this.startWindow();
+    this.window.open();
   }
 
   /** Writes what is still counted (on shutdown). */
   close(): void {
-    clearTimeout(this.window);
-    this.window = undefined;
-    this.summarize();
-  }
-
-  private startWindow(): void {
-    this.window = setTimeout(() => {
-      this.window = undefined;
-      // Failures in the window that just ended: the outage goes on, and the next window starts.
-      if (this.summarize()) this.startWindow();
-    }, this.summaryMs);
-    this.window.unref();
-  }
-
-  private summarize(): boolean {
-    if (this.counted === 0) return false;
-    this.log.error(
-      { failures: this.counted, window_ms: this.summaryMs },
-      `database still unavailable: ${this.counted} more request(s) answered 503 in the last ${this.summaryMs / 1000} s`,
-    );
-    this.counted = 0;
-    return true;
+    this.window.close();
   }
 }
-
-export const DEFAULT_OVERLOAD_SUMMARY_MS = 1000;
 
 /** Requests answered `overloaded`: their access line is an info line like a 429's, not an error line. */
 const overloadAnswers = new WeakSet<object>();
@@ -71,43 +101,32 @@ export function answeredOverloaded(request: object): boolean {
  * Overload is not a fault: a flood refused as `overloaded` is the service
  * working as designed, and one line with a stack per refusal (thousands a
  * second) would bury the log. Refusals are counted; one warning line per
- * `summaryMs` (at most once a second by default) gives the count, by code
- * and reason, of the window that ended. Every request still has its own
- * access line.
+ * `summaryMs` (at most once a second by default) gives the count of the
+ * window that ended. Every request still has its own access line.
  */
 export class OverloadLog {
-  private counted = 0;
-  private window: NodeJS.Timeout | undefined;
+  private readonly window: CountingWindow;
 
-  constructor(
-    private readonly log: FastifyBaseLogger,
-    private readonly summaryMs = DEFAULT_OVERLOAD_SUMMARY_MS,
-  ) {}
+  constructor(log: FastifyBaseLogger, summaryMs = DEFAULT_OVERLOAD_SUMMARY_MS) {
+    this.window = new CountingWindow(
+      summaryMs,
+      (overloaded) =>
+        log.warn(
+          { overloaded, window_ms: summaryMs },
+          `overloaded: ${overloaded} request(s) answered 503 overloaded in the last ${summaryMs / 1000} s (the database is answering; the load exceeds the share of it each organization gets on this node)`,
+        ),
+      false,
+    );
+  }
 
   refused(request: object): void {
     overloadAnswers.add(request);
-    this.counted++;
-    if (this.window) return;
-    this.window = setTimeout(() => {
-      this.window = undefined;
-      this.summarize();
-    }, this.summaryMs);
-    this.window.unref();
+    this.window.count();
+    this.window.open();
   }
 
   /** Writes what is still counted (on shutdown). */
   close(): void {
-    clearTimeout(this.window);
-    this.window = undefined;
-    this.summarize();
-  }
-
-  private summarize(): void {
-    if (this.counted === 0) return;
-    this.log.warn(
-      { overloaded: this.counted, window_ms: this.summaryMs },
-      `overloaded: ${this.counted} request(s) answered 503 overloaded in the last ${this.summaryMs / 1000} s (the database is answering; the load exceeds the share of it each organization gets on this node)`,
-    );
-    this.counted = 0;
+    this.window.close();
   }
 }
