@@ -259,7 +259,7 @@ describeEachStore('importJsonl', (store, kind) => {
       ['not an object', '[1, 2]', /must be a JSON object/],
       ['unknown object', { object: 'lease', uid: 'x' }, new RegExp(`object must be one of ${IMPORTABLE_OBJECTS.join(', ')}, got 'lease'$`)],
       ['object not a string', { object: 7, uid: 'x' }, /object must be one of payment_method, .*, got a number$/],
-      ['no object', { uid: 'x' }, /^object is required: one of payment_method, credit_limit, entity, loan, drawdown, repayment$/],
+      ['no object', { uid: 'x' }, new RegExp(`^object is required: one of ${IMPORTABLE_OBJECTS.join(', ')}$`)],
       ['missing field', { ...validPm, entity: undefined }, /entity is required/],
       ['unknown field', { ...validPm, colour: 'red' }, /unknown field 'colour'/],
       ['outstanding on a credit limit', { ...SAMPLE_LINES[1], outstanding: '10' }, /outstanding cannot be imported/],
