@@ -266,6 +266,12 @@ export async function startPgBouncer(target: { port: number }, mode: PoolMode, p
       `pool_mode = ${mode}`,
       'max_client_conn = 500',
       'default_pool_size = 20',
+      // Every suite has a role of its own, so a pool of its own: in session mode each keeps its server
+      // connections after the suite ends (for server_idle_timeout, 10 minutes by default), and a whole run's
+      // pools outgrew the server's max_connections. Pools close idle ones after 5 s, and together stay under
+      // the server's limit (clients past it wait for one to close).
+      'server_idle_timeout = 5',
+      'max_db_connections = 80',
       'server_reset_query = DISCARD ALL',
       `logfile = ${logFile}`,
       `pidfile = ${path.join(dir, 'pgbouncer.pid')}`,
