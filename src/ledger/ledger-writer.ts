@@ -1,6 +1,6 @@
 import { ERROR_CODES } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
-import { StoreUnavailableError, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
+import { StoreUnavailableError, type Statement, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
 import type { FairShare } from '../store/fair-share.js';
 import { answerOf, keyReused, overloaded, waitedTooLong } from './write-answers.js';
 
@@ -16,6 +16,7 @@ import {
 import { replayOf, settledOf, type LedgerWriteRequest, type WriteAnswer } from './ledger-answers.js';
 import { RetryWrite, type Applied, type StoredRefusal } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
+import { eventCauseStatement } from './event-context.js';
 
 export interface LedgerWriterOptions {
   /** How long a stored answer is replayed for its Idempotency-Key. */
@@ -207,12 +208,15 @@ export class LedgerWriter {
       return { request, claim, lone, store: storeAnswerRow(lone.answerSelect, claim, lone.status) };
     });
     const orgId = batch[0]?.operation.orgId ?? '';
-    const statements = [claimKeysStatement(orgId, writes.map((write) => write.claim)), ...writes.flatMap((write) => [write.lone.write, write.store.statement])];
+    const statements = [
+      claimKeysStatement(orgId, writes.map((write) => write.claim)),
+      ...writes.flatMap((write) => [causeOf(write.request), write.lone.write, write.store.statement]),
+    ];
     const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
     const rows = await this.inTransaction((tx) => tx.commitWith(statements), budget);
     const answers = new Array<Settled<WriteAnswer> | undefined>(batch.length);
     writes.forEach(({ request, lone, store }, n) => {
-      const end = store.end(rows[2 + 2 * n] ?? []);
+      const end = store.end(rows[3 + 3 * n] ?? []);
       answers[byLimit[n]?.i ?? n] = settledOf(request, lone.status, end);
     });
     return answers;
@@ -252,7 +256,11 @@ export class LedgerWriter {
         const claim = claimOfWrite.get(i);
         if (claim?.kind === 'replay') settled.push({ ok: true, value: replayOf(request, claim.status, claim.answer) });
         else if (claim?.kind === 'reused') settled.push({ ok: false, error: keyReused() });
-        else answer(request, await request.operation.apply(tx));
+        else {
+          const cause = causeOf(request);
+          await tx.query(cause.sql, cause.params);
+          answer(request, await request.operation.apply(tx));
+        }
       }
       storeIdempotentResponsesAtCommit(tx, stored);
       return settled;
@@ -263,6 +271,11 @@ export class LedgerWriter {
 /** Whether a write can go in one message (LedgerWriter.inOneMessage): a keyed write of a kind that has `alone`. */
 function fitsOneMessage(request: AnyRequest): boolean {
   return request.idempotency !== undefined && request.operation.alone !== undefined && request.operation.renderStored !== undefined;
+}
+
+/** The statement that names, for the events of this write, the request that caused it. */
+function causeOf(request: AnyRequest): Statement {
+  return eventCauseStatement({ requestId: request.requestId, idempotencyKey: request.idempotency?.key });
 }
 
 function claimOf(request: AnyRequest, ttlHours: number): ClaimRequest {

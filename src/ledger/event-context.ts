@@ -1,0 +1,24 @@
+import type { Statement } from '../store/store.js';
+
+/**
+ * What the events of a change say caused it (SPEC §3c: `request_id` and
+ * `idempotency_key`, or the import's id). The triggers that record events
+ * (017_events.sql) read it from the transaction's `lending.event_context`
+ * setting, which this statement sets before each write of a transaction.
+ * SET LOCAL rather than set_config(): a distributed PostgreSQL (Citus)
+ * passes SET LOCAL on to the workers where the triggers run.
+ */
+export interface EventCause {
+  readonly requestId?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
+  readonly importId?: string | undefined;
+}
+
+export function eventCauseStatement(cause: EventCause): Statement {
+  const context = JSON.stringify({
+    request_id: cause.requestId ?? null,
+    idempotency_key: cause.idempotencyKey ?? null,
+    import_id: cause.importId ?? null,
+  });
+  return { sql: `SET LOCAL lending.event_context = '${context.replaceAll("'", "''")}'`, params: [] };
+}
