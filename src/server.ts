@@ -18,6 +18,7 @@ import { RESOURCES } from './resources/index.js';
 import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
 import { LedgerWriter } from './ledger/ledger-writer.js';
 import { FairShare } from './store/fair-share.js';
+import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -77,11 +78,13 @@ export async function startServer(config: Config, store?: Store, logDestination?
     else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     // The node's share of the database and its one ledger: every write of this process goes through it.
     const share = new FairShare({ slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg });
+    const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger });
     const ledger = new LedgerWriter(openedStore, {
       idempotencyTtlHours: config.idempotencyKeyTtlHours,
       transactionBudgetMs: config.databaseRequestBudgetMs,
       queue: { maxWaitMs: config.writeQueueWaitMs, concurrency: config.writeConcurrency || Math.max(1, config.databasePoolSize - 2) },
       share,
+      recorded: (orgId) => publisher.notify(orgId),
     });
     const app = await buildApp({
       store: openedStore,
@@ -111,6 +114,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
     const address = await app.listen({ port: config.port, host: config.host });
+    publisher.start();
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -120,7 +124,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       close: () => {
         closing ??= (async () => {
           pruning.stop();
-          await closeWithin(app, config.shutdownTimeoutMs);
+          await closeWithin(app, config.shutdownTimeoutMs).finally(() => publisher.stop());
           await metricsServer?.close();
           await redis?.quit().catch(() => redis?.disconnect());
           await openedStore.close();

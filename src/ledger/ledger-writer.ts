@@ -26,6 +26,8 @@ export interface LedgerWriterOptions {
   readonly queue?: Partial<WriteQueueOptions> | undefined;
   /** The node's FairShare: told when a transaction is answered, asked whether the database answered lately (overloaded or unreachable). */
   readonly share?: FairShare | undefined;
+  /** Told when a write of the organization was recorded (not replayed, not refused): its events wait to be published. */
+  readonly recorded?: ((orgId: string) => void) | undefined;
 }
 
 /**
@@ -102,7 +104,13 @@ export class LedgerWriter {
 
   /** Records the write once (per Idempotency-Key, if it has one) and answers it; see the class comment for what it throws. */
   write<T>(request: LedgerWriteRequest<T>): Promise<WriteAnswer<T>> {
-    return this.queue.run(request) as Promise<WriteAnswer<T>>;
+    const answer = this.queue.run(request) as Promise<WriteAnswer<T>>;
+    const recorded = this.options.recorded;
+    if (!recorded) return answer;
+    return answer.then((answered) => {
+      if (!answered.replayed && answered.status < 300) recorded(request.operation.orgId);
+      return answered;
+    });
   }
 
   get stats(): WriteQueue<AnyRequest, WriteAnswer>['stats'] {

@@ -11,12 +11,12 @@
 -- 2. A publisher (src/events/event-publisher.ts, any node) moves committed
 --    outbox rows into `events`, the log the API lists, stamping created_at
 --    from a per-organization clock that only moves forward
---    (event_streams.published_through). It moves only rows whose
---    transaction is older than every transaction still running
---    (txid < pg_snapshot_xmin), so an event that committed late is stamped
---    after everything already in the log: a client walking the log oldest
---    first with a cursor never misses one. Publications of one organization
---    are serialized by its event_streams row.
+--    (event_streams.published_through; publications of one organization
+--    are serialized by its row). An outbox row becomes visible only when
+--    its transaction commits, and whenever that is, it enters the log
+--    after everything already there: a client walking the log oldest first
+--    with a cursor never misses an event, even one whose transaction began
+--    before and committed after the last one it read.
 -- 3. In the same publishing transaction, each new event gets one
 --    webhook_deliveries row per enabled endpoint that wants it; nodes claim
 --    due deliveries (claimed_until) and record every attempt.
@@ -35,10 +35,9 @@ CREATE TABLE event_outbox (
   request_id text,
   idempotency_key text,
   import_id text,
-  txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
   PRIMARY KEY (id, org_id)
 );
-CREATE INDEX event_outbox_txid_idx ON event_outbox (org_id, txid, id);
+CREATE INDEX event_outbox_org_idx ON event_outbox (org_id, id);
 
 CREATE TABLE events (
   id bigint GENERATED ALWAYS AS IDENTITY,
