@@ -1,0 +1,159 @@
+import type { lookup as dnsLookup } from 'node:dns';
+import http, { type ClientRequest, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { checkWebhookUrl, normalizeHost, safeLookup, WebhookAddressError, type DestinationPolicy } from './destination.js';
+
+export const DEFAULT_DEADLINE_MS = 10_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024;
+export const WEBHOOK_USER_AGENT = 'lending-api-webhooks/1';
+
+export interface DeliveryAttempt {
+  readonly url: string;
+  /** The `webhook-*` headers (and any other); content-type, content-length and user-agent are set here. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  readonly policy: DestinationPolicy;
+  /** The whole attempt (lookup, connect, TLS, request, response headers and body) ends by then. */
+  readonly deadlineMs?: number;
+  readonly maxResponseBytes?: number;
+  /** Certificates to trust besides the system's (an internal CA; the tests' self-signed one). */
+  readonly ca?: string | readonly string[];
+  /** The resolver (default `dns.lookup`); every address it returns is checked against the policy. */
+  readonly resolve?: typeof dnsLookup;
+}
+
+/** Why an attempt failed, for the worker to act on without reading `error`. */
+export type AttemptFailure = 'invalid_url' | 'refused_address' | 'timeout' | 'redirect' | 'http_status' | 'tls' | 'network';
+
+export interface AttemptResult {
+  /** A 2xx status arrived within the deadline. */
+  readonly ok: boolean;
+  readonly status: number | null;
+  readonly durationMs: number;
+  /** What went wrong, for a person; never a header value that signs or authenticates. */
+  readonly error: string | null;
+  readonly failure: AttemptFailure | null;
+  /** The first `maxResponseBytes` of the response body (what had arrived by the deadline). */
+  readonly responseBody: string;
+}
+
+type Outcome = Pick<AttemptResult, 'error' | 'failure'>;
+
+const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_MISMATCH)/;
+
+function describeError(error: unknown, host: string): Outcome {
+  if (error instanceof WebhookAddressError) return { failure: 'refused_address', error: error.message };
+  const { code = '', message = String(error) } = error as NodeJS.ErrnoException;
+  if (TLS_ERROR.test(code)) return { failure: 'tls', error: `TLS failed: ${message} (${code})` };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { failure: 'network', error: `DNS lookup of ${host} failed (${code})` };
+  if (code === 'ECONNREFUSED') return { failure: 'network', error: 'connection refused (ECONNREFUSED)' };
+  if (code === 'ECONNRESET') return { failure: 'network', error: 'connection closed before a complete response (ECONNRESET)' };
+  return { failure: 'network', error: code ? `${message} (${code})` : message };
+}
+
+function statusOutcome(response: IncomingMessage): Outcome {
+  const status = response.statusCode ?? 0;
+  if (status >= 200 && status < 300) return { failure: null, error: null };
+  if (status >= 300 && status < 400) {
+    const location = String(response.headers.location ?? '').slice(0, 200);
+    return { failure: 'redirect', error: `redirect not followed (${status}${location ? ` to ${location}` : ''})` };
+  }
+  return { failure: 'http_status', error: `the receiver answered ${status}` };
+}
+
+/** Node's messages name headers, not their values, but a signature must not reach a log or a list even if one ever did. */
+function redact(text: string, headers: Readonly<Record<string, string>>): string {
+  const secrets = Object.entries(headers)
+    .filter(([name]) => /signature|secret|authorization|token/i.test(name))
+    .flatMap(([, value]) => [value, ...value.split(/[\s,]+/)])
+    .filter((part) => part.length >= 8);
+  return secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text).slice(0, 500);
+}
+
+/**
+ * Makes one webhook delivery attempt: a POST of `body` as JSON, never following
+ * a redirect, refusing addresses the policy forbids (checked on the very
+ * address connected to), and over by `deadlineMs` whatever the receiver does:
+ * the socket is destroyed then, as it is once `maxResponseBytes` of the
+ * response have been read. Never throws; every failure is in the result.
+ */
+export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
+  const started = performance.now();
+  const deadlineMs = attempt.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const maxResponseBytes = attempt.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const elapsed = () => Math.round(performance.now() - started);
+
+  const checked = checkWebhookUrl(attempt.url, attempt.policy);
+  // This also refuses an IP literal the policy forbids: Node connects to one without calling `lookup`.
+  if (!checked.ok) {
+    const failure = checked.category === null ? 'invalid_url' : 'refused_address';
+    return Promise.resolve({ ok: false, status: null, durationMs: elapsed(), failure, error: `the URL ${checked.problem}`, responseBody: '' });
+  }
+  const url = checked.url;
+  const host = normalizeHost(url.hostname);
+
+  return new Promise((resolve) => {
+    let settled = false;
+    let request: ClientRequest | null = null;
+    let response: IncomingMessage | null = null;
+    let phase = 'connecting';
+    const chunks: Buffer[] = [];
+    let received = 0;
+
+    const finish = (outcome: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      request?.destroy();
+      const responseBody = Buffer.concat(chunks).subarray(0, maxResponseBytes).toString('utf8');
+      const error = outcome.error === null ? null : redact(outcome.error, attempt.headers);
+      resolve({ ok: outcome.failure === null, status: response?.statusCode ?? null, durationMs: elapsed(), error, failure: outcome.failure, responseBody });
+    };
+    // Once the status has arrived it decides the outcome, however the body then ends (or does not).
+    const deadline = setTimeout(() => {
+      finish(response ? statusOutcome(response) : { failure: 'timeout', error: `timed out after ${deadlineMs} ms ${phase}` });
+    }, deadlineMs);
+
+    try {
+      request = (url.protocol === 'https:' ? https : http).request({
+        method: 'POST',
+        hostname: host,
+        port: url.port === '' ? undefined : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        headers: {
+          ...attempt.headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(attempt.body)),
+          'user-agent': WEBHOOK_USER_AGENT,
+        },
+        // A fresh socket each time: an endpoint that hangs holds only its own.
+        agent: false,
+        lookup: safeLookup(attempt.policy, attempt.resolve),
+        ...(attempt.ca === undefined ? {} : { ca: typeof attempt.ca === 'string' ? attempt.ca : [...attempt.ca] }),
+      });
+    } catch (error) {
+      return finish(describeError(error, host));
+    }
+    request.on('socket', (socket) => {
+      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+        phase = 'waiting for the response';
+      });
+    });
+    request.on('error', (error) => finish(response ? statusOutcome(response) : describeError(error, host)));
+    request.on('response', (answer) => {
+      response = answer;
+      phase = 'reading the response body';
+      const done = () => finish(statusOutcome(answer));
+      answer.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        received += chunk.length;
+        if (received >= maxResponseBytes) done();
+      });
+      answer.on('end', done);
+      answer.on('error', done);
+      answer.on('close', done);
+    });
+    request.end(attempt.body);
+  });
+}

@@ -1,0 +1,141 @@
+import type { LookupAddress } from 'node:dns';
+import { describe, expect, it } from 'vitest';
+import { blockedCategory } from '../../src/webhooks/address-ranges.js';
+import { checkWebhookUrl, safeLookup, WebhookAddressError, type DestinationPolicy } from '../../src/webhooks/destination.js';
+
+const STRICT: DestinationPolicy = { allowPrivate: false, allowHosts: [] };
+const PRIVATE_OK: DestinationPolicy = { allowPrivate: true, allowHosts: [] };
+
+describe('blockedCategory', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['::1', 'loopback'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['10.0.0.1', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['fc00::1', 'private'],
+    ['fd12:3456::1', 'private'],
+    ['169.254.1.1', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['100.64.0.1', 'shared (CGNAT)'],
+    ['198.18.0.1', 'reserved'],
+    ['192.0.2.1', 'reserved'],
+    ['240.0.0.1', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['169.254.169.254', 'cloud metadata'],
+    ['fd00:ec2::254', 'cloud metadata'],
+    ['100.100.100.200', 'cloud metadata'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['[::ffff:169.254.169.254]', 'cloud metadata'],
+    ['::ffff:10.1.2.3', 'private'],
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'cloud metadata'],
+    ['2002:c0a8:0101::1', 'private'],
+    ['not-an-address', 'reserved'],
+  ])('%s is %s', (address, category) => {
+    expect(blockedCategory(address)).toBe(category);
+  });
+
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('%s is public', (address) => {
+    expect(blockedCategory(address)).toBeNull();
+  });
+});
+
+describe('checkWebhookUrl', () => {
+  it('accepts a public https URL with a port, path and query', () => {
+    const result = checkWebhookUrl('https://hooks.example.com:8443/in?source=lending', STRICT);
+    expect(result).toMatchObject({ ok: true });
+    expect(result.ok && result.url.port).toBe('8443');
+  });
+
+  it.each([
+    ['not a url', 'must be an absolute URL'],
+    ['http://hooks.example.com/', 'must be an https:// URL'],
+    ['ftp://hooks.example.com/', 'must be an https:// URL'],
+    ['https://user:pass@hooks.example.com/', 'must not contain a user name or password'],
+    ['https://token@hooks.example.com/', 'must not contain a user name or password'],
+    ['https://hooks.example.com/#frag', 'must not contain a fragment (#…)'],
+    ['https://hooks.example.com/#', 'must not contain a fragment (#…)'],
+    ['https://127.0.0.1/', 'must not point to a loopback address'],
+    ['https://[::1]/', 'must not point to a loopback address'],
+    ['https://[::ffff:127.0.0.1]/', 'must not point to a loopback address'],
+    ['https://10.0.0.1/', 'must not point to a private address'],
+    ['https://169.254.169.254/latest/meta-data/', 'must not point to a cloud metadata address'],
+    ['https://2130706433/', 'must not point to a loopback address'],
+    ['https://localhost:3000/', 'must not point to a loopback address'],
+    ['https://api.localhost/', 'must not point to a loopback address'],
+    [`https://hooks.example.com/${'a'.repeat(2100)}`, 'must be at most 2048 characters'],
+  ])('refuses %s: %s', (url, problem) => {
+    expect(checkWebhookUrl(url, STRICT)).toMatchObject({ ok: false, problem });
+  });
+
+  it('allows plain http and private addresses with allowPrivate, but never cloud metadata', () => {
+    for (const url of ['http://127.0.0.1:8080/hook', 'https://[::1]/', 'http://10.0.0.1/', 'http://localhost/']) {
+      expect(checkWebhookUrl(url, PRIVATE_OK)).toMatchObject({ ok: true });
+    }
+    expect(checkWebhookUrl('http://169.254.169.254/', PRIVATE_OK)).toEqual({ ok: false, category: 'cloud metadata', problem: 'must not point to a cloud metadata address' });
+    expect(checkWebhookUrl('ftp://10.0.0.1/', PRIVATE_OK)).toEqual({ ok: false, category: null, problem: 'must be an http:// or https:// URL' });
+  });
+
+  it('allows an allow-listed host over http and to a private address, and only that host', () => {
+    const policy: DestinationPolicy = { allowPrivate: false, allowHosts: ['Hooks.Internal', '10.0.0.5', '::1'] };
+    expect(checkWebhookUrl('http://hooks.internal:9000/in', policy)).toMatchObject({ ok: true });
+    expect(checkWebhookUrl('https://10.0.0.5/', policy)).toMatchObject({ ok: true });
+    expect(checkWebhookUrl('http://[::1]:8080/', policy)).toMatchObject({ ok: true });
+    expect(checkWebhookUrl('https://10.0.0.6/', policy)).toEqual({ ok: false, category: 'private', problem: 'must not point to a private address' });
+    expect(checkWebhookUrl('http://other.internal/', policy)).toEqual({ ok: false, category: null, problem: 'must be an https:// URL' });
+  });
+});
+
+type Answer = { error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number };
+
+/** Runs a safeLookup whose DNS answers `addresses` for every name. */
+function lookupWith(policy: DestinationPolicy, addresses: LookupAddress[], hostname = 'hooks.example.com', all = false): Promise<Answer> {
+  const fakeDns = ((_name: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) => callback(null, addresses)) as never;
+  return new Promise((resolve) => safeLookup(policy, fakeDns)(hostname, { all }, (error, address, family) => resolve({ error, address, family })));
+}
+
+describe('safeLookup', () => {
+  it('hands a public address to the socket, in the form asked for', async () => {
+    const addresses = [{ address: '93.184.215.14', family: 4 }, { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 }];
+    expect(await lookupWith(STRICT, addresses)).toEqual({ error: null, address: '93.184.215.14', family: 4 });
+    expect(await lookupWith(STRICT, addresses, 'hooks.example.com', true)).toEqual({ error: null, address: addresses, family: undefined });
+  });
+
+  it('refuses when any address the name resolves to is blocked (a rebinding answer among public ones)', async () => {
+    const { error } = await lookupWith(STRICT, [{ address: '93.184.215.14', family: 4 }, { address: '169.254.169.254', family: 4 }]);
+    expect(error).toBeInstanceOf(WebhookAddressError);
+    expect(error).toMatchObject({ code: 'ERR_WEBHOOK_ADDRESS', category: 'cloud metadata', address: '169.254.169.254' });
+    expect(error?.message).toBe('refused to deliver to hooks.example.com: it resolves to 169.254.169.254, a cloud metadata address');
+  });
+
+  it('refuses localhost, which really resolves to loopback', async () => {
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) => safeLookup(STRICT)('localhost', {}, (caught) => resolve(caught)));
+    expect(error).toMatchObject({ code: 'ERR_WEBHOOK_ADDRESS', category: 'loopback' });
+  });
+
+  it('lets private addresses through with allowPrivate or for an allow-listed host, but not cloud metadata', async () => {
+    const loopback = [{ address: '127.0.0.1', family: 4 }];
+    const metadata = [{ address: '169.254.169.254', family: 4 }];
+    expect((await lookupWith(PRIVATE_OK, loopback)).error).toBeNull();
+    expect((await lookupWith(PRIVATE_OK, metadata)).error).toMatchObject({ category: 'cloud metadata' });
+    const listed: DestinationPolicy = { allowPrivate: false, allowHosts: ['hooks.internal'] };
+    expect((await lookupWith(listed, loopback, 'hooks.internal')).error).toBeNull();
+    expect((await lookupWith(listed, loopback, 'other.internal')).error).toMatchObject({ category: 'loopback' });
+    expect((await lookupWith(listed, metadata, 'hooks.internal')).error).toMatchObject({ category: 'cloud metadata' });
+  });
+
+  it('passes DNS failures through unchanged', async () => {
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) => safeLookup(STRICT)('no-such-host.invalid', {}, (caught) => resolve(caught)));
+    expect(error?.code).toMatch(/ENOTFOUND|EAI_AGAIN/);
+  });
+});
