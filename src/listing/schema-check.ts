@@ -1,5 +1,6 @@
 import { collectionPathOf, rowIdOf, type FieldType, type ResourceDefinition } from './resource-definition.js';
 import type { Queryable } from '../store/store.js';
+import { eventTriggerProblems } from './event-trigger-check.js';
 
 /**
  * A resource definition that the database schema cannot serve as declared.
@@ -116,6 +117,7 @@ export async function schemaProblems(db: Queryable, resource: ResourceDefinition
   for (const filter of resource.filters) needIndex(`filter ${filter.param}`, filter.field);
 
   if (resource.countedRows) problems.push(...(await rowCountProblems(db, resource, table.oid)).map((problem) => `${where}: ${problem}`));
+  problems.push(...(await eventTriggerProblems(db, resource, table.oid)).map((problem) => `${where}: ${problem}`));
   return problems;
 }
 
