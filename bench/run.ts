@@ -31,6 +31,9 @@
  * takes about 15 µs of CPU per request, autocannon about 50 µs, on the same
  * cores as the service and PostgreSQL. The table's first line names the one used.
  *
+ * `--only e1,e2,ecost` runs the event and webhook scenarios alone
+ * (`bench/event-scenarios.ts`).
+ *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
  * the rest too). The bursts w3–w6 (`bench/burst-scenarios.ts`) run on a
  * PostgreSQL the harness starts for itself; `--only w3,w4,w5,w6` runs them
@@ -67,6 +70,7 @@ import { startBareServer, startService, type RunningService } from './service.js
 import { BURST_SCENARIO_IDS, printBurstResults, runBurstScenarios } from './burst-scenarios.js';
 import { writeBenchRecord } from './results-record.js';
 import { FLOOD_SCENARIO_ID, printFloodResult, runFloodScenario } from './flood-scenario.js';
+import { EVENT_SCENARIO_IDS, runEventScenarios } from './event-scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -169,6 +173,11 @@ async function main(): Promise<void> {
   const wanted = args.only?.split(',');
   if (wanted?.length === 1 && wanted[0] === FLOOD_SCENARIO_ID) {
     process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
+    return;
+  }
+  const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
+  if (wanted?.every(isEvents)) {
+    process.stdout.write(`${(await runEventScenarios(wanted, log, args['log-level'])).join('\n')}\n`);
     return;
   }
   const isBurst = (id: string) => (BURST_SCENARIO_IDS as readonly string[]).includes(id);

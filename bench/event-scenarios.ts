@@ -1,0 +1,338 @@
+/**
+ * The event scenarios of issue 35 (docs/webhooks.md, docs/performance.md):
+ *
+ * - e1: drawdowns paced at 500/s over the `bench_writes` limits with one fast
+ *   receiver subscribed to every event: commit-to-2xx lag (the client's 201
+ *   to the receiver's POST, one clock: both run in this process) p50/p99,
+ *   and a burst of drawdowns as fast as 32 connections go, for the node's
+ *   deliveries per second. Targets: lag p50 ≤ 50 ms, p99 ≤ 500 ms,
+ *   ≥ 1,000 deliveries/s.
+ * - e2: the same paced writes with a black-holed endpoint (accepts TCP,
+ *   never answers) beside the fast one: the fast one's lag p99 and the
+ *   writes' p99 beside e1's.
+ * - ecost: closed-loop drawdowns (32 connections, 10 s) with no endpoint and
+ *   with one fast endpoint, alternated: the service's CPU per drawdown and
+ *   its throughput, A/B in one invocation. Targets: ≤ 15% more CPU, ≤ 10% less throughput.
+ *
+ *   npm run bench -- --only e1,e2,ecost        (DATABASE_URL=postgres://… or the local `lending_bench`)
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createTcpServer, type Socket } from 'node:net';
+import { createApiKey } from '../src/auth/api-keys.js';
+import type { KeyScope } from '../src/auth/key-scope.js';
+import { migrate } from '../src/store/migrate.js';
+import { PostgresStore } from '../src/store/postgres-store.js';
+import { benchDatabaseUrl } from './database.js';
+import { percentile } from './burst-client.js';
+import { startService, type RunningService } from './service.js';
+import { ensureWriteLimits, SPREAD_LIMITS, WRITES_ORG_UID } from './write-scenarios.js';
+
+export const EVENT_SCENARIO_IDS = ['e1', 'e2', 'ecost'] as const;
+
+const PACED_PER_SECOND = 500;
+const PACED_SECONDS = 20;
+const BURST_WRITES = 6000;
+const BURST_CONNECTIONS = 32;
+const COST_SECONDS = 10;
+const COST_ROUNDS = 2;
+/** After the last write, how long the receiver may stay silent before its count is final. */
+const SETTLE_MS = 3000;
+
+interface Keys {
+  readonly write: string;
+  readonly webhooks: string;
+}
+
+interface Received {
+  readonly idempotencyKey: string | null;
+  readonly at: number;
+}
+
+interface Receiver {
+  readonly url: string;
+  readonly received: Received[];
+  close(): Promise<void>;
+}
+
+interface PacedRun {
+  /** Idempotency-Key → when its 201 arrived (ms since the epoch, sub-millisecond). */
+  readonly answeredAt: Map<string, number>;
+  readonly writeMs: number[];
+  readonly failures: number;
+}
+
+export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, logLevel: string): Promise<string[]> {
+  const databaseUrl = await benchDatabaseUrl();
+  const keys = await prepare(databaseUrl);
+  const service = await startService({
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_PER_MINUTE: '0',
+    WRITE_RATE_LIMIT_PER_MINUTE: '0',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: logLevel,
+  });
+  const lines: string[] = [];
+  try {
+    let e1: { lagP99: number; writeP99: number } | undefined;
+    if (wanted.includes('e1')) {
+      const fast = await fastReceiver();
+      const endpoint = await createEndpoint(service.url, keys, fast.url);
+      try {
+        log(`(e1) drawdowns paced at ${PACED_PER_SECOND}/s for ${PACED_SECONDS} s, one fast receiver`);
+        const paced = await pacedWrites(service.url, keys, PACED_PER_SECOND, PACED_SECONDS);
+        await settle(fast);
+        const lag = lagsOf(paced, fast.received);
+        e1 = { lagP99: percentile(lag, 99), writeP99: percentile(paced.writeMs, 99) };
+        lines.push(
+          `(e1) ${paced.answeredAt.size} drawdowns (${paced.failures} not 201), write p50 ${fmt(percentile(paced.writeMs, 50))} ms p99 ${fmt(e1.writeP99)} ms; ` +
+            `${lag.length} deliveries matched, commit-to-2xx lag p50 ${fmt(percentile(lag, 50))} ms p99 ${fmt(e1.lagP99)} ms ` +
+            `(targets p50 ≤ 50 ms ${percentile(lag, 50) <= 50 ? '✓' : '✗'}, p99 ≤ 500 ms ${e1.lagP99 <= 500 ? '✓' : '✗'})`,
+        );
+        fast.received.length = 0;
+        log(`(e1) ${BURST_WRITES} drawdowns from ${BURST_CONNECTIONS} connections, as fast as they go`);
+        const burstStart = Date.now();
+        await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { count: BURST_WRITES });
+        await settle(fast);
+        const times = fast.received.map((r) => r.at);
+        const span = (Math.max(...times) - Math.min(...times)) / 1000;
+        const rate = times.length / Math.max(span, 0.001);
+        lines.push(
+          `(e1) burst: ${times.length} deliveries in ${span.toFixed(1)} s after the first (${(times.length / ((Date.now() - burstStart - SETTLE_MS) / 1000)).toFixed(0)}/s over the whole burst): ` +
+            `${rate.toFixed(0)} deliveries/s (target ≥ 1,000/s ${rate >= 1000 ? '✓' : '✗'})`,
+        );
+      } finally {
+        await deleteEndpoint(service.url, keys, endpoint);
+        await fast.close();
+      }
+    }
+    if (wanted.includes('e2')) {
+      const fast = await fastReceiver();
+      const hole = await blackHole();
+      const fastEndpoint = await createEndpoint(service.url, keys, fast.url);
+      const holeEndpoint = await createEndpoint(service.url, keys, hole.url);
+      try {
+        log(`(e2) drawdowns paced at ${PACED_PER_SECOND}/s for ${PACED_SECONDS} s, a fast receiver beside a black hole`);
+        const paced = await pacedWrites(service.url, keys, PACED_PER_SECOND, PACED_SECONDS);
+        await settle(fast);
+        const lag = lagsOf(paced, fast.received);
+        const lagP99 = percentile(lag, 99);
+        const writeP99 = percentile(paced.writeMs, 99);
+        lines.push(
+          `(e2) ${paced.answeredAt.size} drawdowns (${paced.failures} not 201), write p99 ${fmt(writeP99)} ms${e1 ? ` (e1 ${fmt(e1.writeP99)})` : ''}; ` +
+            `fast receiver: ${lag.length} deliveries, lag p50 ${fmt(percentile(lag, 50))} ms p99 ${fmt(lagP99)} ms${e1 ? ` (e1 ${fmt(e1.lagP99)})` : ''}; ` +
+            `black hole: ${hole.connections()} connection(s) opened, at most ${hole.mostOpen()} open at once`,
+        );
+      } finally {
+        await deleteEndpoint(service.url, keys, holeEndpoint);
+        await deleteEndpoint(service.url, keys, fastEndpoint);
+        await hole.close();
+        await fast.close();
+      }
+    }
+    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, log)));
+  } finally {
+    await service.stop();
+  }
+  return lines;
+}
+
+/** ecost: CPU per drawdown and throughput without and with an endpoint, alternated COST_ROUNDS times; medians. */
+async function costOfEvents(service: RunningService, keys: Keys, log: (line: string) => void): Promise<string[]> {
+  const runs: Record<'without' | 'with', { cpuMs: number; perSecond: number }[]> = { without: [], with: [] };
+  for (let round = 0; round < COST_ROUNDS; round += 1) {
+    for (const variant of ['without', 'with'] as const) {
+      const fast = variant === 'with' ? await fastReceiver() : undefined;
+      const endpoint = fast ? await createEndpoint(service.url, keys, fast.url) : undefined;
+      try {
+        log(`(ecost) round ${round + 1}: ${BURST_CONNECTIONS} connections for ${COST_SECONDS} s, ${variant} an endpoint`);
+        const cpuBefore = await service.cpuSeconds();
+        const done = await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { seconds: COST_SECONDS });
+        if (fast) await settle(fast);
+        // The deliveries belong to the drawdowns' cost: CPU is read once they are done.
+        const cpuMs = ((await service.cpuSeconds()) - cpuBefore) * 1000;
+        runs[variant].push({ cpuMs: cpuMs / Math.max(done, 1), perSecond: done / COST_SECONDS });
+      } finally {
+        if (endpoint) await deleteEndpoint(service.url, keys, endpoint);
+        await fast?.close();
+      }
+    }
+  }
+  const median = (values: number[]) => percentile(values, 50);
+  const cpuWithout = median(runs.without.map((r) => r.cpuMs));
+  const cpuWith = median(runs.with.map((r) => r.cpuMs));
+  const rateWithout = median(runs.without.map((r) => r.perSecond));
+  const rateWith = median(runs.with.map((r) => r.perSecond));
+  const moreCpu = cpuWith / cpuWithout - 1;
+  const lessRate = 1 - rateWith / rateWithout;
+  return [
+    `(ecost) without endpoints: ${fmt(cpuWithout * 1000)} µs CPU per drawdown, ${rateWithout.toFixed(0)} drawdowns/s; ` +
+      `with one: ${fmt(cpuWith * 1000)} µs, ${rateWith.toFixed(0)}/s (medians of ${COST_ROUNDS} alternated rounds)`,
+    `(ecost) ${(moreCpu * 100).toFixed(1)}% more CPU (target ≤ 15% ${moreCpu <= 0.15 ? '✓' : '✗'}), ${(lessRate * 100).toFixed(1)}% less throughput (target ≤ 10% ${lessRate <= 0.1 ? '✓' : '✗'})`,
+  ];
+}
+
+async function prepare(databaseUrl: string): Promise<Keys> {
+  const store = new PostgresStore(databaseUrl, { poolSize: 2 });
+  try {
+    await migrate(store);
+    await ensureWriteLimits(store);
+    const key = async (scope: string) => (await createApiKey(store, WRITES_ORG_UID, undefined, scope as KeyScope)).key;
+    return { write: basic(await key('write')), webhooks: basic(await key('webhooks')) };
+  } finally {
+    await store.close();
+  }
+}
+
+async function createEndpoint(baseUrl: string, keys: Keys, url: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/api/webhook_endpoints/`, {
+    method: 'POST',
+    headers: { authorization: keys.webhooks, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify({ url, enabled_events: ['*'], description: 'bench' }),
+  });
+  const body = (await response.json()) as { id?: string };
+  if (response.status !== 201 || !body.id) throw new Error(`creating a webhook endpoint: ${response.status} ${JSON.stringify(body)}`);
+  return body.id;
+}
+
+async function deleteEndpoint(baseUrl: string, keys: Keys, id: string): Promise<void> {
+  await fetch(`${baseUrl}/api/webhook_endpoints/${id}/`, { method: 'DELETE', headers: { authorization: keys.webhooks, 'idempotency-key': randomUUID() } });
+}
+
+/** `perSecond` drawdowns a second for `seconds`, each sent at its due time whatever the answers before it. */
+async function pacedWrites(baseUrl: string, keys: Keys, perSecond: number, seconds: number): Promise<PacedRun> {
+  const answeredAt = new Map<string, number>();
+  const writeMs: number[] = [];
+  let failures = 0;
+  const start = performance.now();
+  const total = perSecond * seconds;
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i += 1) {
+    const wait = start + (i * 1000) / perSecond - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const key = randomUUID();
+    pending.push(
+      drawdown(baseUrl, keys, i, key).then(({ status, ms }) => {
+        if (status !== 201) failures += 1;
+        else answeredAt.set(key, performance.timeOrigin + performance.now());
+        writeMs.push(ms);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return { answeredAt, writeMs, failures };
+}
+
+/** Drawdowns from `connections` loops, until `count` are answered or `seconds` pass; how many were 201. */
+async function closedLoopWrites(baseUrl: string, keys: Keys, connections: number, until: { count?: number; seconds?: number }): Promise<number> {
+  let sent = 0;
+  let created = 0;
+  const deadline = until.seconds === undefined ? Number.POSITIVE_INFINITY : performance.now() + until.seconds * 1000;
+  const loop = async () => {
+    while (performance.now() < deadline && (until.count === undefined || sent < until.count)) {
+      sent += 1;
+      if ((await drawdown(baseUrl, keys, sent, randomUUID())).status === 201) created += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  return created;
+}
+
+async function drawdown(baseUrl: string, keys: Keys, i: number, key: string): Promise<{ status: number; ms: number }> {
+  const sent = performance.now();
+  try {
+    const response = await fetch(`${baseUrl}/api/limits/cl_bench_w_${i % SPREAD_LIMITS}/drawdowns/`, {
+      method: 'POST',
+      headers: { authorization: keys.write, 'content-type': 'application/json', 'idempotency-key': key },
+      body: '{"amount":"0.01"}',
+    });
+    await response.arrayBuffer();
+    return { status: response.status, ms: performance.now() - sent };
+  } catch {
+    return { status: 0, ms: performance.now() - sent };
+  }
+}
+
+/** For each delivered event of a paced write: its arrival minus the write's 201. */
+function lagsOf(paced: PacedRun, received: readonly Received[]): number[] {
+  const lags: number[] = [];
+  for (const delivery of received) {
+    const answered = delivery.idempotencyKey === null ? undefined : paced.answeredAt.get(delivery.idempotencyKey);
+    if (answered !== undefined) lags.push(Math.max(0, delivery.at - answered));
+  }
+  return lags;
+}
+
+/** Waits until the receiver has heard nothing for SETTLE_MS. */
+async function settle(receiver: Receiver): Promise<void> {
+  let seen = -1;
+  while (seen !== receiver.received.length) {
+    seen = receiver.received.length;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  }
+}
+
+async function fastReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  const server = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = performance.timeOrigin + performance.now();
+      let idempotencyKey: string | null = null;
+      try {
+        idempotencyKey = (JSON.parse(Buffer.concat(chunks).toString()) as { idempotency_key?: string | null }).idempotency_key ?? null;
+      } catch {
+        // Counted, unmatched.
+      }
+      received.push({ idempotencyKey, at });
+      response.writeHead(204).end();
+    });
+  });
+  return { url: `http://127.0.0.1:${await listen(server)}/hooks`, received, close: () => closeServer(server) };
+}
+
+async function blackHole(): Promise<{ url: string; connections(): number; mostOpen(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let opened = 0;
+  let most = 0;
+  const server = createTcpServer((socket) => {
+    opened += 1;
+    sockets.add(socket);
+    most = Math.max(most, sockets.size);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => sockets.delete(socket));
+    socket.resume();
+  });
+  const port = await listen(server as unknown as Server);
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    connections: () => opened,
+    mostOpen: () => most,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('the receiver has no port');
+  return address.port;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+function basic(key: string): string {
+  return `Basic ${Buffer.from(`${WRITES_ORG_UID}:${key}`).toString('base64')}`;
+}
+
+function fmt(ms: number): string {
+  return ms.toFixed(1);
+}
