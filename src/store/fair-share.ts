@@ -84,10 +84,7 @@ export class FairShare {
    * Every slot granted is given back with `leave`.
    */
   enter(tenantKey: string, deadlineAt: number | undefined, unavailable: () => unknown): Promise<void> | undefined {
-    if (this.running < this.options.slots && this.turns.length === 0) {
-      this.running += 1;
-      return undefined;
-    }
+    if (this.tryEnter()) return undefined;
     let tenant = this.tenants.get(tenantKey);
     if (tenant && tenant.waiting.length >= this.options.queuePerTenant) {
       this.refused += 1;
@@ -112,6 +109,19 @@ export class FairShare {
       const waiter: Waiter = { tenant: queued, grant: resolve, watch };
       if (queued.waiting.push(waiter) === 1) this.turns.push(queued);
     });
+  }
+
+  /**
+   * A slot for a query that may run at once (a slot is free and no
+   * organization waits): true, and the slot is taken; else false, and
+   * nothing changed (`enter` queues it). What `enter` does first, without
+   * its arguments: the caller works out the tenant and deadline only when
+   * the query has to wait.
+   */
+  tryEnter(): boolean {
+    if (this.running >= this.options.slots || this.turns.length > 0) return false;
+    this.running += 1;
+    return true;
   }
 
   /** Gives a slot back; `answered`: the database answered the query (a result or its own error), not a lost connection. */
