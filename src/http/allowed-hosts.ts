@@ -35,6 +35,17 @@ export function refuseDisallowedHosts(allowed: AllowedHosts) {
 
 export const MAX_SERVED_HOSTS_REMEMBERED = 256;
 
+// The Host values found well formed so far, for the links (public-url.ts), which check every list's host again.
+const wellFormed = new Set<string>();
+
+/** Whether `host` is a host name (and port) parseHost accepts; the answers for the first values seen are remembered. */
+export function isWellFormedHost(host: string): boolean {
+  if (wellFormed.has(host)) return true;
+  if (!parseHost(host)) return false;
+  if (wellFormed.size < MAX_SERVED_HOSTS_REMEMBERED) wellFormed.add(host);
+  return true;
+}
+
 export function invalidHostDetail(header: string): string {
   return `the ${header} header is not a valid host name (and port, 1–65535)`;
 }
