@@ -56,6 +56,8 @@ export class FairShare {
   private readonly turns: Tenant[] = [];
   private readonly deadlines = new Deadlines();
   private lastAnsweredAt = Number.NEGATIVE_INFINITY;
+  /** Queries answered since start: a waiter tells by it whether any was answered while it waited, with no clock read. */
+  private answers = 0;
   /** Queries refused (queue full, or their time ran out waiting) since start. */
   refused = 0;
 
@@ -95,14 +97,14 @@ export class FairShare {
       this.tenants.set(tenantKey, tenant);
     }
     const queued = tenant;
-    const since = this.now();
+    const answersBefore = this.answers;
     return new Promise<void>((resolve, reject) => {
       const watch =
         deadlineAt === undefined
           ? undefined
           : this.deadlines.watch(deadlineAt, () => {
               this.remove(waiter);
-              if (this.lastAnsweredAt <= since) return reject(unavailable());
+              if (this.answers === answersBefore) return reject(unavailable());
               this.refused += 1;
               reject(new DatabaseOverloadedError('waited'));
             });
@@ -126,7 +128,7 @@ export class FairShare {
 
   /** Gives a slot back; `answered`: the database answered the query (a result or its own error), not a lost connection. */
   leave(answered: boolean): void {
-    if (answered) this.lastAnsweredAt = this.now();
+    if (answered) this.recordAnswer();
     const tenant = this.turns.shift();
     const waiter = tenant?.waiting.shift();
     if (!tenant || !waiter) {
@@ -147,6 +149,11 @@ export class FairShare {
 
   /** Tells the share that the database answered a query it did not admit (a write's transaction). */
   answered(): void {
+    this.recordAnswer();
+  }
+
+  private recordAnswer(): void {
+    this.answers += 1;
     this.lastAnsweredAt = this.now();
   }
 
