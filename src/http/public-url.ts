@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
-import { parseHost } from '../domain/allowed-hosts-setting.js';
-import { hostHeaderOf, invalidHostDetail } from './allowed-hosts.js';
+import { hostHeaderOf, invalidHostDetail, isWellFormedHost } from './allowed-hosts.js';
 
 /**
  * The absolute base for links: the configured public URL, else the request's
@@ -13,7 +12,7 @@ import { hostHeaderOf, invalidHostDetail } from './allowed-hosts.js';
 export function publicBaseUrl(request: FastifyRequest, configured: string | undefined): string {
   if (configured) return configured;
   const host = request.host;
-  if (!parseHost(host)) throw new ApiError('bad_request', invalidHostDetail(hostHeaderOf(request)));
+  if (!isWellFormedHost(host)) throw new ApiError('bad_request', invalidHostDetail(hostHeaderOf(request)));
   // A trusted proxy's X-Forwarded-Proto is the scheme as given: only one a link can have.
   const scheme = request.protocol;
   if (scheme !== 'http' && scheme !== 'https') throw new ApiError('bad_request', 'the X-Forwarded-Proto header must be http or https');

@@ -32,8 +32,11 @@ export function requestDatabase(store: Store, budgetMs: number, share: FairShare
     const budget = budgeted ? new DatabaseBudget(budgetMs) : undefined;
     request.databaseBudget = budget;
     const inner = budget && budgeted ? budgeted(budget) : store;
-    const query = <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]> =>
-      queryInShare<Row>(share, tenantOf(request), budget, () => inner.query<Row>(sql, params, options));
+    const query = <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]> => {
+      // A free slot (almost every query): no deadline, tenant or promise of the share's to make.
+      if (share.tryEnter()) return answered(share, budget, started(inner, sql, params, options));
+      return queueInShare(share, tenantOf(request), budget, () => started(inner, sql, params, options));
+    };
     return (request.database = {
       query,
       exec: async (sql: string) => {
@@ -48,19 +51,40 @@ function tenantOf(request: FastifyRequest): string {
   return request.auth?.orgUid ?? parseBasicAuthorization(request.headers.authorization)?.organizationId ?? '';
 }
 
-async function queryInShare<Row>(share: FairShare, tenant: string, budget: DatabaseBudget | undefined, run: () => Promise<Row[]>): Promise<Row[]> {
+/** Waits for the query's turn in its organization's queue (within its budget), then runs it; a refused wait runs nothing and gives back no slot. */
+function queueInShare<Row>(share: FairShare, tenant: string, budget: DatabaseBudget | undefined, start: () => Promise<Row[]>): Promise<Row[]> {
+  // The wait counts against the request's database time: its clock starts here at the latest.
   const deadlineAt = budget ? performance.now() + budget.remaining() : undefined;
   const turn = share.enter(tenant, deadlineAt, () => new StoreUnavailableError(new DatabaseBudgetExceededError(budget?.ms ?? 0)));
-  if (turn) await turn;
-  let answered = true;
+  return turn ? turn.then(() => answered(share, budget, start())) : answered(share, budget, start());
+}
+
+/** The query sent; a synchronous throw becomes its rejection, so the slot it holds is still given back. */
+function started<Row>(inner: Queryable, sql: string, params: readonly unknown[] | undefined, options: QueryOptions | undefined): Promise<Row[]> {
   try {
-    return await run();
+    return inner.query<Row>(sql, params, options);
   } catch (error) {
-    answered = !(error instanceof StoreUnavailableError);
-    throw overloadOrAsIs(error, share, budget);
-  } finally {
-    share.leave(answered);
+    return Promise.reject(error);
   }
+}
+
+/**
+ * Gives the slot a query holds back when it is answered or fails.
+ * Callbacks on the query's own promise rather than an async function
+ * around it: this runs for every query of every request.
+ */
+function answered<Row>(share: FairShare, budget: DatabaseBudget | undefined, pending: Promise<Row[]>): Promise<Row[]> {
+  return pending.then(
+    (rows) => {
+      share.leave(true);
+      return rows;
+    },
+    (error: unknown) => {
+      const thrown = overloadOrAsIs(error, share, budget);
+      share.leave(!(error instanceof StoreUnavailableError));
+      throw thrown;
+    },
+  );
 }
 
 /**

@@ -27,7 +27,16 @@ export const httpMetrics = fp(
     const labelNames = ['method', 'route', 'status'] as const;
     // One labels object per series, made once: as many as there are series, which the route patterns bound.
     type Label = (typeof labelNames)[number];
-    const series = new Map<string, { readonly labels: Record<Label, string>; requests: number; readonly duration: HistogramSeries<Label> }>();
+    interface Series {
+      readonly labels: Record<Label, string>;
+      requests: number;
+      readonly duration: HistogramSeries<Label>;
+    }
+    const series: Series[] = [];
+    // Found by route pattern, method and status in turn: strings the router and the HTTP parser hand over
+    // as the same objects each time (their hashes cached), where one key string joined per request cost
+    // building, then hashing, a new string.
+    const byRoute = new Map<string, Map<string, Map<number, Series>>>();
     new Counter({
       name: 'lending_api_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code',
@@ -37,7 +46,7 @@ export const httpMetrics = fp(
       // hashes and validates the labels on every request.
       collect() {
         this.reset();
-        for (const { labels, requests } of series.values()) this.inc(labels, requests);
+        for (const { labels, requests } of series) this.inc(labels, requests);
       },
     });
     const duration = new SeriesHistogram({
@@ -51,12 +60,18 @@ export const httpMetrics = fp(
     // Callback style: an async hook costs a promise and a microtask turn per request.
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      const key = `${request.method} ${reply.statusCode} ${route}`;
-      let counted = series.get(key);
+      const { method } = request;
+      const status = reply.statusCode;
+      let byMethod = byRoute.get(route);
+      if (!byMethod) byRoute.set(route, (byMethod = new Map()));
+      let byStatus = byMethod.get(method);
+      if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+      let counted = byStatus.get(status);
       if (!counted) {
-        const labels = { method: request.method, route, status: String(reply.statusCode) };
+        const labels = { method, route, status: String(status) };
         counted = { labels, requests: 0, duration: duration.series(labels) };
-        series.set(key, counted);
+        byStatus.set(status, counted);
+        series.push(counted);
       }
       counted.requests += 1;
       duration.record(counted.duration, reply.elapsedTime / 1000);

@@ -56,6 +56,8 @@ export class FairShare {
   private readonly turns: Tenant[] = [];
   private readonly deadlines = new Deadlines();
   private lastAnsweredAt = Number.NEGATIVE_INFINITY;
+  /** Queries answered since start: a waiter tells by it whether any was answered while it waited, with no clock read. */
+  private answers = 0;
   /** Queries refused (queue full, or their time ran out waiting) since start. */
   refused = 0;
 
@@ -84,10 +86,7 @@ export class FairShare {
    * Every slot granted is given back with `leave`.
    */
   enter(tenantKey: string, deadlineAt: number | undefined, unavailable: () => unknown): Promise<void> | undefined {
-    if (this.running < this.options.slots && this.turns.length === 0) {
-      this.running += 1;
-      return undefined;
-    }
+    if (this.tryEnter()) return undefined;
     let tenant = this.tenants.get(tenantKey);
     if (tenant && tenant.waiting.length >= this.options.queuePerTenant) {
       this.refused += 1;
@@ -98,14 +97,14 @@ export class FairShare {
       this.tenants.set(tenantKey, tenant);
     }
     const queued = tenant;
-    const since = this.now();
+    const answersBefore = this.answers;
     return new Promise<void>((resolve, reject) => {
       const watch =
         deadlineAt === undefined
           ? undefined
           : this.deadlines.watch(deadlineAt, () => {
               this.remove(waiter);
-              if (this.lastAnsweredAt <= since) return reject(unavailable());
+              if (this.answers === answersBefore) return reject(unavailable());
               this.refused += 1;
               reject(new DatabaseOverloadedError('waited'));
             });
@@ -114,9 +113,22 @@ export class FairShare {
     });
   }
 
+  /**
+   * A slot for a query that may run at once (a slot is free and no
+   * organization waits): true, and the slot is taken; else false, and
+   * nothing changed (`enter` queues it). What `enter` does first, without
+   * its arguments: the caller works out the tenant and deadline only when
+   * the query has to wait.
+   */
+  tryEnter(): boolean {
+    if (this.running >= this.options.slots || this.turns.length > 0) return false;
+    this.running += 1;
+    return true;
+  }
+
   /** Gives a slot back; `answered`: the database answered the query (a result or its own error), not a lost connection. */
   leave(answered: boolean): void {
-    if (answered) this.lastAnsweredAt = this.now();
+    if (answered) this.recordAnswer();
     const tenant = this.turns.shift();
     const waiter = tenant?.waiting.shift();
     if (!tenant || !waiter) {
@@ -137,6 +149,11 @@ export class FairShare {
 
   /** Tells the share that the database answered a query it did not admit (a write's transaction). */
   answered(): void {
+    this.recordAnswer();
+  }
+
+  private recordAnswer(): void {
+    this.answers += 1;
     this.lastAnsweredAt = this.now();
   }
 

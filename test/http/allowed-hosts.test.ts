@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { MAX_SERVED_HOSTS_REMEMBERED } from '../../src/http/allowed-hosts.js';
 import { json, useApp, type Page } from '../helpers/app.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';
@@ -110,6 +111,19 @@ describeEachStore('Host headers and ALLOWED_HOSTS', (store) => {
     const longest = `${label(63)}.${label(63)}.${label(63)}.${label(61)}`;
     expect(longest).toHaveLength(253);
     expect((await get(anyHost(), '/api/methods/', `${longest}:1`)).statusCode).toBe(200);
+  });
+
+  it('judges every host alike after many served ones: more served names than the service remembers, then a refused one and a new served one', async () => {
+    // No credentials: a served host goes on to authentication (401), a refused one stops at the host check (400).
+    const ask = (host: string) => app().inject({ url: '/api/methods/', headers: { host } });
+    for (let i = 0; i < MAX_SERVED_HOSTS_REMEMBERED + 20; i += 1) {
+      expect((await ask(`n${i}.lender.example`)).statusCode).toBe(401);
+    }
+    expect((await ask('n1.lender.example')).statusCode).toBe(401);
+    expect(json<Problem>(await ask('evil.example')).detail).toBe(NOT_SERVED);
+    expect(json<Problem>(await ask('n1.lender.example:0')).detail).toBe(MALFORMED);
+    expect((await ask('fresh.lender.example')).statusCode).toBe(401);
+    expect((await ask('evil.example')).statusCode).toBe(400);
   });
 
   it('checks X-Forwarded-Host from a trusted proxy, naming that header', async () => {
