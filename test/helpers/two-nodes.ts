@@ -18,13 +18,18 @@ export interface TwoNodes {
  * Starts the PostgreSQL (its pg_stat_database counts only this test's deadlocks), migrates it, creates the
  * tenant, lets `seed` give it records, then starts both processes.
  */
-export async function startTwoNodes(binDir: string, tenantName: string, seed: (store: PostgresStore, tenant: Tenant) => Promise<void>): Promise<TwoNodes> {
+export async function startTwoNodes(
+  binDir: string,
+  tenantName: string,
+  seed: (store: PostgresStore, tenant: Tenant) => Promise<void>,
+  extraEnv: Record<string, string> = {},
+): Promise<TwoNodes> {
   const pg = await createTempPostgres(binDir);
   const store = new PostgresStore(pg.url, { poolSize: 2 });
   await migrate(store);
   const tenant = await createTenant(store, tenantName, 'write');
   await seed(store, tenant);
-  const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0' };
+  const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', ...extraEnv };
   const servers = [await spawnServer([], env), await spawnServer([], env)];
   return {
     store,
