@@ -116,6 +116,11 @@ export class Transport {
     );
   }
 
+  /** DELETEs `path`; resolves with the answer's JSON, or undefined when it has no body (204). Never resent when no answer came. */
+  deleteJson<T = undefined>(path: string, options: RequestOptions = {}): Promise<T> {
+    return this.#send<T>({ method: 'DELETE', url: this.baseUrl + path, headers: {} }, options);
+  }
+
   async #send<T>(request: OutgoingRequest, options: RequestOptions): Promise<T> {
     const { method, url, idempotencyKey } = request;
     for (let attempt = 1; ; attempt += 1) {
@@ -132,7 +137,7 @@ export class Transport {
         continue;
       }
       const { response, body } = answer;
-      if (response.ok) return JSON.parse(body) as T;
+      if (response.ok) return (body === '' ? undefined : JSON.parse(body)) as T;
       const error = errorFrom(response, body);
       const delayMs = retriesAnswer(response.status, method) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
       if (delayMs === undefined) throw error;
