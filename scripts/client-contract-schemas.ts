@@ -98,9 +98,15 @@ export const CONTRACT_SCHEMAS: Record<string, JsonObject> = {
   },
   EventResendResult: {
     title: 'EventResendResult',
-    description: 'The answer to a resend.',
+    description: 'The answer to a resend (202): the endpoints the event was queued for.',
     type: 'object',
-    additionalProperties: {},
+    required: ['object', 'event', 'endpoints'],
+    properties: {
+      object: { const: 'event_resend' },
+      event: { type: 'string', description: 'The event, `evt_…`.' },
+      endpoints: { type: 'array', items: { type: 'string' }, description: 'The endpoints (`we_…`) it was queued for.' },
+    },
+    additionalProperties: false,
   },
   WebhookEndpoint: {
     title: 'WebhookEndpoint',
@@ -138,9 +144,9 @@ export const CONTRACT_SCHEMAS: Record<string, JsonObject> = {
   },
   WebhookEndpointListParams: {
     title: 'WebhookEndpointListParams',
-    description: 'Query parameters of `listWebhookEndpoints`; all optional.',
+    description: 'Query parameters of `listWebhookEndpoints`: numbered pages only.',
     type: 'object',
-    properties: { ...createdBounds, order_by: orderBy(['created_at']), ...paging },
+    properties: { page: paging.page! },
     additionalProperties: false,
   },
   WebhookDeliveryAttempt: {
@@ -164,9 +170,9 @@ export const CONTRACT_SCHEMAS: Record<string, JsonObject> = {
   },
   WebhookDeliveryAttemptListParams: {
     title: 'WebhookDeliveryAttemptListParams',
-    description: 'Query parameters of the deliveries list; all optional.',
+    description: 'Query parameters of the deliveries list: numbered pages only.',
     type: 'object',
-    properties: { ...paging },
+    properties: { page: paging.page! },
     additionalProperties: false,
   },
 };

@@ -101,19 +101,18 @@ describe('client.events', () => {
     expect(fetch.calls.every((call) => call.url.searchParams.get('order_by') === 'created_at')).toBe(true);
   });
 
-  it('retrieves one event by id and resends it, to every endpoint or to one, with an Idempotency-Key', async () => {
-    const fetch = standIn(({ method }) => (method === 'GET' ? json(event(7)) : json({ event: 'evt_7', endpoints: ['we_1'] }, 202)));
+  it('retrieves one event by id and resends it, to every endpoint or to one, once (the server keeps no Idempotency-Key for it)', async () => {
+    const fetch = standIn(({ method }) => (method === 'GET' ? json(event(7)) : json({ object: 'event_resend', event: 'evt_7', endpoints: ['we_1'] }, 202)));
     const client = new LendingClient({ ...credentials, fetch });
     expect(await client.events.retrieve('evt_7')).toEqual(event(7));
-    await client.events.resend('evt_7');
-    await client.events.resend('evt_7', { endpoint: 'we_1' }, { idempotencyKey: 'resend-7' });
+    expect(await client.events.resend('evt_7')).toEqual({ object: 'event_resend', event: 'evt_7', endpoints: ['we_1'] });
+    await client.events.resend('evt_7', { endpoint: 'we_1' });
     expect(fetch.calls.map((call) => [call.method, call.url.pathname, call.body])).toEqual([
       ['GET', '/api/events/evt_7/', undefined],
       ['POST', '/api/events/evt_7/resend/', {}],
       ['POST', '/api/events/evt_7/resend/', { endpoint: 'we_1' }],
     ]);
-    expect(fetch.calls[1]?.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(fetch.calls[2]?.headers['idempotency-key']).toBe('resend-7');
+    expect(fetch.calls.map((call) => call.headers['idempotency-key'])).toEqual([undefined, undefined, undefined]);
   });
 
   it('types its parameters: an ordering the log does not have does not compile', () => {
@@ -149,7 +148,7 @@ describe('client.webhookEndpoints', () => {
       return json(endpoint);
     });
     const client = new LendingClient({ ...credentials, fetch });
-    const page = await client.webhookEndpoints.list({ order_by: '-created_at' });
+    const page = await client.webhookEndpoints.list({ page: 1 });
     // @ts-expect-error a listed endpoint carries no secret
     void page.items[0]?.secret;
     expect(await client.webhookEndpoints.retrieve('we_1')).toEqual(endpoint);
@@ -158,7 +157,7 @@ describe('client.webhookEndpoints', () => {
     expect((await client.webhookEndpoints.rotateSecret('we_1')).secret).toBe(SECRET);
     await expect(client.webhookEndpoints.delete('we_1')).resolves.toBeUndefined();
     expect(fetch.calls.map((call) => [call.method, call.url.pathname + call.url.search, call.body])).toEqual([
-      ['GET', '/api/webhook_endpoints/?order_by=-created_at', undefined],
+      ['GET', '/api/webhook_endpoints/?page=1', undefined],
       ['GET', '/api/webhook_endpoints/we_1/', undefined],
       ['POST', '/api/webhook_endpoints/we_1/', { disabled: true }],
       ['POST', '/api/webhook_endpoints/we_1/', { url: 'https://example.com/v2', enabled_events: ['loan.repaid'], description: null }],
@@ -167,7 +166,7 @@ describe('client.webhookEndpoints', () => {
     ]);
   });
 
-  it('lists and walks an endpoint’s delivery attempts', async () => {
+  it('lists and walks an endpoint’s delivery attempts by page number (the list has no cursor)', async () => {
     const attempt: WebhookDeliveryAttempt = {
       id: 'wha_1',
       object: 'webhook_delivery_attempt',
@@ -180,16 +179,33 @@ describe('client.webhookEndpoints', () => {
       next_attempt_at: '2026-11-28T03:14:08.000000Z',
       created_at: '2026-11-28T03:13:38.000000Z',
     };
-    const fetch = standIn(() => json({ count: 1, next: null, previous: null, items: [attempt] }));
+    const second = { ...attempt, id: 'wha_0', attempt: 1 };
+    // As the server answers: `page` only (a cursor is a 422), next links with page numbers.
+    const fetch = standIn(({ url }) => {
+      if ([...url.searchParams.keys()].some((name) => name !== 'page')) return problem(422, 'invalid_parameter');
+      const page = Number(url.searchParams.get('page') ?? '1');
+      const next = new URL(url);
+      next.searchParams.set('page', '2');
+      return json({ count: 2, next: page === 1 ? next.href : null, previous: null, items: page === 1 ? [attempt] : [second] });
+    });
     const client = new LendingClient({ ...credentials, fetch });
     expect((await client.webhookEndpoints.deliveries('we_1').list()).items).toEqual([attempt]);
     const walked: WebhookDeliveryAttempt[] = [];
     for await (const item of client.webhookEndpoints.deliveries('we/1').listAll()) walked.push(item);
-    expect(walked).toEqual([attempt]);
-    expect(fetch.calls.map((call) => call.url.pathname + call.url.search)).toEqual(['/api/webhook_endpoints/we_1/deliveries/', '/api/webhook_endpoints/we%2F1/deliveries/?cursor=']);
+    expect(walked).toEqual([attempt, second]);
+    const endpoints: WebhookEndpoint[] = [];
+    for await (const item of client.webhookEndpoints.listAll()) endpoints.push(item);
+    expect(endpoints).toHaveLength(2);
+    expect(fetch.calls.map((call) => call.url.pathname + call.url.search)).toEqual([
+      '/api/webhook_endpoints/we_1/deliveries/',
+      '/api/webhook_endpoints/we%2F1/deliveries/',
+      '/api/webhook_endpoints/we%2F1/deliveries/?page=2',
+      '/api/webhook_endpoints/',
+      '/api/webhook_endpoints/?page=2',
+    ]);
   });
 
-  it('throws the service’s refusals as LendingApiErrors; a DELETE that got no answer is not sent again', async () => {
+  it('throws the service’s refusals as LendingApiErrors; a create, rotation or DELETE that got no answer, or a 504, is not sent again', async () => {
     const refusing = new LendingClient({ ...credentials, fetch: standIn(() => problem(403, 'insufficient_scope')) });
     const refused = await refusing.webhookEndpoints.create({ url: endpoint.url, enabled_events: ['*'] }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(LendingApiError);
@@ -199,14 +215,26 @@ describe('client.webhookEndpoints', () => {
     const dropping = standIn(() => Promise.reject(new TypeError('fetch failed')));
     const client = new LendingClient({ ...credentials, fetch: dropping, sleep: async () => {} });
     await expect(client.webhookEndpoints.delete('we_1')).rejects.toThrow('fetch failed');
-    expect(dropping.calls).toHaveLength(1);
+    await expect(client.webhookEndpoints.create({ url: endpoint.url, enabled_events: ['*'] })).rejects.toThrow('fetch failed');
+    await expect(client.webhookEndpoints.rotateSecret('we_1')).rejects.toThrow('fetch failed');
+    await expect(client.events.resend('evt_1')).rejects.toThrow('fetch failed');
+    expect(dropping.calls.map((call) => call.method)).toEqual(['DELETE', 'POST', 'POST', 'POST']);
+    expect(dropping.calls.every((call) => call.headers['idempotency-key'] === undefined)).toBe(true);
+
+    const unknown = standIn(() => problem(504, 'outcome_unknown'));
+    const unsure = new LendingClient({ ...credentials, fetch: unknown, sleep: async () => {} });
+    await expect(unsure.webhookEndpoints.create({ url: endpoint.url, enabled_events: ['*'] })).rejects.toMatchObject({ status: 504, code: 'outcome_unknown' });
+    expect(unknown.calls).toHaveLength(1);
   });
 
-  it('retries a 503 on DELETE: the answer says nothing ran', async () => {
+  it('retries a 503 on DELETE and on create: the answer says nothing ran', async () => {
     let calls = 0;
-    const fetch = standIn(() => (++calls === 1 ? problem(503, 'service_unavailable') : new Response(null, { status: 204 })));
+    const fetch = standIn(({ method }) =>
+      ++calls % 2 === 1 ? problem(503, 'service_unavailable') : method === 'DELETE' ? new Response(null, { status: 204 }) : json({ ...endpoint, secret: SECRET }, 201),
+    );
     const client = new LendingClient({ ...credentials, fetch, sleep: async () => {} });
     await client.webhookEndpoints.delete('we_1');
-    expect(fetch.calls.map((call) => call.method)).toEqual(['DELETE', 'DELETE']);
+    expect((await client.webhookEndpoints.create({ url: endpoint.url, enabled_events: ['*'] })).secret).toBe(SECRET);
+    expect(fetch.calls.map((call) => call.method)).toEqual(['DELETE', 'DELETE', 'POST', 'POST']);
   });
 });

@@ -1,6 +1,6 @@
 import type { Event, EventListParams, EventResendInput, EventResendResult } from './generated.js';
 import { ResourceClient, type Connection } from './resource-client.js';
-import { Transport, type WriteOptions } from './transport.js';
+import { Transport, type RequestOptions } from './transport.js';
 
 /**
  * `/api/events/`: the organization's events (any key can read them), listed
@@ -25,11 +25,12 @@ export class EventsClient extends ResourceClient<Event, EventListParams> {
 
   /**
    * Delivers the event `id` again now, to every enabled endpoint that takes
-   * its type, or only to `input.endpoint` (`we_…`). A new attempt is recorded
-   * under each endpoint's deliveries.
+   * its type, or only to `input.endpoint` (`we_…`, even one that no longer
+   * takes it); answers the endpoints it was queued for. Not sent again when
+   * no answer came (resending twice delivers twice).
    */
-  resend(id: string, input: EventResendInput = {}, options: WriteOptions = {}): Promise<EventResendResult> {
+  resend(id: string, input: EventResendInput = {}, options: RequestOptions = {}): Promise<EventResendResult> {
     const body = input.endpoint === undefined ? {} : { endpoint: input.endpoint };
-    return this.#transport.postJson<EventResendResult>(`${this.collectionPath}${encodeURIComponent(id)}/resend/`, body, options);
+    return this.#transport.postOnce<EventResendResult>(`${this.collectionPath}${encodeURIComponent(id)}/resend/`, body, options);
   }
 }

@@ -111,13 +111,21 @@ export interface EventResendInput {
   endpoint?: string;
 }
 /**
- * The answer to a resend.
+ * The answer to a resend (202): the endpoints the event was queued for.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "EventResendResult".
  */
 export interface EventResendResult {
-  [k: string]: unknown | undefined;
+  object: 'event_resend';
+  /**
+   * The event, `evt_…`.
+   */
+  event: string;
+  /**
+   * The endpoints (`we_…`) it was queued for.
+   */
+  endpoints: string[];
 }
 /**
  * Where the organization's events are delivered. Its secret is never listed.
@@ -243,32 +251,16 @@ export interface WebhookEndpointUpdate {
   disabled?: boolean;
 }
 /**
- * Query parameters of `listWebhookEndpoints`; all optional.
+ * Query parameters of `listWebhookEndpoints`: numbered pages only.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookEndpointListParams".
  */
 export interface WebhookEndpointListParams {
   /**
-   * Created on or after this time (RFC 3339 timestamp or a date; inclusive).
-   */
-  created_from?: string;
-  /**
-   * Created on or before this time (RFC 3339 timestamp or a date; inclusive).
-   */
-  created_to?: string;
-  /**
-   * Sort field; prefix `-` for descending. Default `-created_at`.
-   */
-  order_by?: 'created_at' | '-created_at';
-  /**
    * Page number, from 1.
    */
   page?: number;
-  /**
-   * Opaque keyset position from a `next`/`previous` link; empty for the first record.
-   */
-  cursor?: string;
 }
 /**
  * One attempt to deliver an event to an endpoint.
@@ -313,7 +305,7 @@ export interface WebhookDeliveryAttempt {
   created_at: string;
 }
 /**
- * Query parameters of the deliveries list; all optional.
+ * Query parameters of the deliveries list: numbered pages only.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookDeliveryAttemptListParams".
@@ -323,10 +315,6 @@ export interface WebhookDeliveryAttemptListParams {
    * Page number, from 1.
    */
   page?: number;
-  /**
-   * Opaque keyset position from a `next`/`previous` link; empty for the first record.
-   */
-  cursor?: string;
 }
 /**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.

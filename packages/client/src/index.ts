@@ -1,6 +1,7 @@
 export { LendingClient, type LendingClientOptions } from './lending-client.js';
 export { LendingApiError, type ErrorCode } from './lending-api-error.js';
-export { ListClient, ResourceClient, type Connection, type ListAllParams, type Page } from './resource-client.js';
+export { ListClient, ResourceClient, type Connection, type ListAllParams, type Page, type QueryValue } from './resource-client.js';
+export { NumberedListClient } from './numbered-list-client.js';
 export { CreditLimitsClient } from './credit-limits-client.js';
 export { LoansClient } from './loans-client.js';
 export { EventsClient } from './events-client.js';

@@ -7,14 +7,18 @@ import type {
   WebhookEndpointUpdate,
   WebhookEndpointWithSecret,
 } from './generated.js';
-import { ListClient, ResourceClient, type Connection } from './resource-client.js';
-import { Transport, type RequestOptions, type WriteOptions } from './transport.js';
+import { NumberedListClient } from './numbered-list-client.js';
+import { ResourceClient, type Connection, type QueryValue } from './resource-client.js';
+import { Transport, type RequestOptions } from './transport.js';
 
 /**
  * `/api/webhook_endpoints/`: where the organization's events are delivered
  * (a `webhooks`-scoped key). `create` and `rotateSecret` answer the signing
  * secret (`whsec_…`), which is shown only then; after a rotation the old
- * secret keeps signing beside the new one for 24 h.
+ * secret keeps signing beside the new one for 24 h. The server keeps no
+ * Idempotency-Key for these requests, so one that got no answer (or a 504
+ * `outcome_unknown`) is not sent again: list or retrieve to see whether it
+ * was done. Lists are numbered pages (at most 16 endpoints).
  *
  * @example
  * const { id, secret } = await client.webhookEndpoints.create({ url: 'https://example.com/hooks', enabled_events: ['loan.*'] });
@@ -30,15 +34,15 @@ export class WebhookEndpointsClient extends ResourceClient<WebhookEndpoint, Webh
   }
 
   /** Creates an endpoint; the answer carries its `secret`, shown this once. At most 16 per organization. */
-  create(input: WebhookEndpointInput, options: WriteOptions = {}): Promise<WebhookEndpointWithSecret> {
+  create(input: WebhookEndpointInput, options: RequestOptions = {}): Promise<WebhookEndpointWithSecret> {
     const body = { url: input.url, enabled_events: input.enabled_events, ...(input.description === undefined ? {} : { description: input.description }) };
-    return this.#transport.postJson<WebhookEndpointWithSecret>(this.collectionPath, body, options);
+    return this.#transport.postOnce<WebhookEndpointWithSecret>(this.collectionPath, body, options);
   }
 
   /** Changes `url`, `enabled_events`, `description` or `disabled` (only those given). */
-  update(id: string, changes: WebhookEndpointUpdate, options: WriteOptions = {}): Promise<WebhookEndpoint> {
+  update(id: string, changes: WebhookEndpointUpdate, options: RequestOptions = {}): Promise<WebhookEndpoint> {
     const body = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    return this.#transport.postJson<WebhookEndpoint>(this.#endpointPath(id), body, options);
+    return this.#transport.postOnce<WebhookEndpoint>(this.#endpointPath(id), body, options);
   }
 
   /** Removes the endpoint; its pending deliveries stop. */
@@ -47,13 +51,18 @@ export class WebhookEndpointsClient extends ResourceClient<WebhookEndpoint, Webh
   }
 
   /** A new signing secret, shown this once; the old one keeps signing beside it for 24 h. */
-  rotateSecret(id: string, options: WriteOptions = {}): Promise<WebhookEndpointWithSecret> {
-    return this.#transport.postJson<WebhookEndpointWithSecret>(`${this.#endpointPath(id)}rotate_secret/`, {}, options);
+  rotateSecret(id: string, options: RequestOptions = {}): Promise<WebhookEndpointWithSecret> {
+    return this.#transport.postOnce<WebhookEndpointWithSecret>(`${this.#endpointPath(id)}rotate_secret/`, {}, options);
   }
 
   /** `/api/webhook_endpoints/{id}/deliveries/`: every delivery attempt to the endpoint, newest first. */
-  deliveries(id: string): ListClient<WebhookDeliveryAttempt, WebhookDeliveryAttemptListParams> {
-    return new ListClient(this.transport, ['webhook_endpoints', id, 'deliveries']);
+  deliveries(id: string): NumberedListClient<WebhookDeliveryAttempt, WebhookDeliveryAttemptListParams> {
+    return new NumberedListClient(this.transport, ['webhook_endpoints', id, 'deliveries']);
+  }
+
+  /** `listAll` walks the numbered pages: endpoints are not listed with cursors. */
+  protected override walkStart(filters: { [name: string]: QueryValue }): { [name: string]: QueryValue } {
+    return filters;
   }
 
   #endpointPath(id: string): string {
