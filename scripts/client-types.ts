@@ -1,5 +1,6 @@
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
 import type { JsonObject } from '../src/openapi/json-schema.js';
+import { CONTRACT_SCHEMAS } from './client-contract-schemas.js';
 
 const ROOT_NAME = 'LendingApiSchemas';
 
@@ -27,7 +28,8 @@ export interface ClientModules {
  */
 export async function renderClientModules(document: JsonObject): Promise<ClientModules> {
   const components = document.components as { schemas: Record<string, JsonObject> };
-  const definitions: Record<string, JsonObject> = { ...components.schemas };
+  // The contract's types stand in for those the document does not describe (yet): the document's win.
+  const definitions: Record<string, JsonObject> = { ...CONTRACT_SCHEMAS, ...components.schemas };
   const operations = listOperations(document);
   const collections = operations.filter((operation) => !NESTED_PATH.test(operation.path)).map(collectionOf);
   const nested = operations.filter((operation) => NESTED_PATH.test(operation.path)).map(nestedCollectionOf);
@@ -55,8 +57,8 @@ export async function renderClientModules(document: JsonObject): Promise<ClientM
   return { 'generated.ts': types, 'generated-collections.ts': `${BANNER}\n\n${imports}\n\n${collectionsClass(collections, nested)}` };
 }
 
-/** A list under one record of another collection: `/api/limits/{uid}/entries/`. */
-const NESTED_PATH = /^\/api\/([^/]+)\/\{uid\}\/([^/]+)\/$/;
+/** A list under one record of another collection: `/api/limits/{uid}/entries/`, `/api/webhook_endpoints/{id}/deliveries/`. */
+const NESTED_PATH = /^\/api\/([^/]+)\/\{[a-z_]+\}\/([^/]+)\/$/;
 
 interface NestedCollection {
   /** The parent collection's path segment, e.g. `limits`. */

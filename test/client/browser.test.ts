@@ -4,11 +4,13 @@ import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
 import type * as Sdk from '../../packages/client/src/index.js';
 import { chromium, type Browser } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import type { Store } from '../../src/store/store.js';
 import { openPgliteTestStore } from '../helpers/stores.js';
+import { newSigningSecret } from '../../src/webhooks/signature.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -113,5 +115,27 @@ describe.skipIf(skip)('the SDK in a browser', () => {
     expect(new Set(result.walked).size).toBe(result.count);
     expect(result).toMatchObject({ balance: 11750.5, missing: [404, 'not_found'], timedOut: 'TimeoutError', node: ['undefined', 'undefined'] });
     expect(result.drawn).toEqual(['drawdown', 2, 1, true, 1200]);
+  }, 120_000);
+
+  it('verifies a webhook delivery signed by standardwebhooks with the browser’s Web Crypto, and refuses a changed body', async () => {
+    const page = await browser.newPage();
+    await page.route(`${baseUrl}/sdk-verify`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>SDK</title><script>${bundle}</script>` }),
+    );
+    await page.goto(`${baseUrl}/sdk-verify`);
+    const secret = newSigningSecret();
+    const body = JSON.stringify({ id: 'evt_1', object: 'event', type: 'loan.created', data: { object: { uid: 'ln_1', reference: 'Zoë ✓' } } });
+    const timestamp = 1_764_299_588;
+    const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': new Webhook(secret).sign('evt_1', new Date(timestamp * 1000), body) };
+    const result = await page.evaluate(
+      async ({ body, headers, secret, timestamp }) => {
+        const { verifyWebhook } = (globalThis as unknown as { LendingSdk: typeof Sdk }).LendingSdk;
+        const event = await verifyWebhook<{ data: { object: { reference: string } } }>(body, new Headers(headers), secret, { now: timestamp });
+        const refused = await verifyWebhook(body.replace('ln_1', 'ln_2'), headers, secret, { now: timestamp }).catch((error: { code: string }) => error.code);
+        return { reference: event.data.object.reference, refused };
+      },
+      { body, headers, secret, timestamp },
+    );
+    expect(result).toEqual({ reference: 'Zoë ✓', refused: 'no_matching_signature' });
   }, 120_000);
 });

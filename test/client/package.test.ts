@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from '../helpers/demo-server.js';
+import { newSigningSecret, signPayload } from '../../src/webhooks/signature.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -132,6 +133,26 @@ new LendingClient({ baseUrl, organizationId, apiKey: process.env.LENDING_API_WRI
     const printed = stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown);
     expect(printed.find(Array.isArray)).toContain('cl_demo_03_usd');
     expect(printed.find((value) => !Array.isArray(value))).toBe('drawdown');
+  }, 120_000);
+
+  it('verifies a webhook delivery with the shipped verifyWebhook, from ES modules and CommonJS', async () => {
+    const secret = newSigningSecret();
+    const body = JSON.stringify({ id: 'evt_pkg', object: 'event', type: 'loan.created' });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = { 'webhook-id': 'evt_pkg', 'webhook-timestamp': String(timestamp), 'webhook-signature': signPayload({ id: 'evt_pkg', timestamp, body }, [secret]) };
+    const check = (load: string) => `${load}
+const [body, headers, secret] = JSON.parse(process.env.DELIVERY);
+verifyWebhook(body, headers, secret).then(async (event) => {
+  const forged = await verifyWebhook(body.replace('created', 'repaid'), headers, secret).catch((error) => error.code);
+  console.log(JSON.stringify([event.type, forged]));
+});
+`;
+    await writeFile(path.join(consumer, 'verify.mjs'), check("import { verifyWebhook } from 'lending-api-client';"));
+    await writeFile(path.join(consumer, 'verify.cjs'), check("const { verifyWebhook } = require('lending-api-client');"));
+    for (const file of ['verify.mjs', 'verify.cjs']) {
+      const { stdout } = await run(process.execPath, [file], { cwd: consumer, env: { ...env(), DELIVERY: JSON.stringify([body, headers, secret]) } });
+      expect(JSON.parse(stdout), file).toEqual(['loan.created', 'no_matching_signature']);
+    }
   }, 120_000);
 
   it('type-checks a TypeScript consumer against the shipped .d.ts files, which then runs', async () => {

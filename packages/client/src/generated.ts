@@ -4,6 +4,319 @@
  */
 
 /**
+ * A change to a record of the organization, as the log and webhooks carry it.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "Event".
+ */
+export interface Event {
+  /**
+   * The event's id, `evt_…`: also the `webhook-id` of its deliveries.
+   */
+  id: string;
+  object: 'event';
+  /**
+   * What happened.
+   */
+  type:
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.repaid'
+    | 'loan.updated'
+    | 'payment_method.created'
+    | 'payment_method.updated';
+  /**
+   * When the event entered the log (a moment after its change committed).
+   */
+  created_at: string;
+  /**
+   * The API version that rendered `data`.
+   */
+  api_version: string;
+  data: {
+    /**
+     * The record exactly as GET on it renders it right after the change.
+     */
+    object: {
+      [k: string]: unknown | undefined;
+    };
+    /**
+     * On `*.updated` and `loan.repaid`: the fields that changed, with their earlier values.
+     */
+    previous_attributes?: {
+      [k: string]: unknown | undefined;
+    };
+  };
+  /**
+   * The `X-Request-Id` of the request that caused it; null for an import.
+   */
+  request_id: string | null;
+  /**
+   * The `Idempotency-Key` of that request, if any.
+   */
+  idempotency_key: string | null;
+  /**
+   * The import that caused it; null for a request.
+   */
+  import_id: string | null;
+}
+/**
+ * Query parameters of `listEvents`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EventListParams".
+ */
+export interface EventListParams {
+  /**
+   * An event type, or a prefix such as `credit_limit.*`.
+   */
+  type?: string;
+  /**
+   * The uid of the record the events are about.
+   */
+  object?: string;
+  /**
+   * Created on or after this time (RFC 3339 timestamp or a date; inclusive).
+   */
+  created_from?: string;
+  /**
+   * Created on or before this time (RFC 3339 timestamp or a date; inclusive).
+   */
+  created_to?: string;
+  /**
+   * Sort field; prefix `-` for descending. Default `-created_at`.
+   */
+  order_by?: 'created_at' | '-created_at';
+  /**
+   * Page number, from 1.
+   */
+  page?: number;
+  /**
+   * Opaque keyset position from a `next`/`previous` link; empty for the first record.
+   */
+  cursor?: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EventResendInput".
+ */
+export interface EventResendInput {
+  /**
+   * One endpoint (`we_…`) to send it to; default: every enabled endpoint that takes its type.
+   */
+  endpoint?: string;
+}
+/**
+ * The answer to a resend (202): the endpoints the event was queued for.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EventResendResult".
+ */
+export interface EventResendResult {
+  object: 'event_resend';
+  /**
+   * The event, `evt_…`.
+   */
+  event: string;
+  /**
+   * The endpoints (`we_…`) it was queued for.
+   */
+  endpoints: string[];
+}
+/**
+ * Where the organization's events are delivered. Its secret is never listed.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpoint".
+ */
+export interface WebhookEndpoint {
+  /**
+   * The endpoint's id, `we_…`.
+   */
+  id: string;
+  object: 'webhook_endpoint';
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url: string;
+  /**
+   * Free text for people.
+   */
+  description: string | null;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events: string[];
+  /**
+   * Whether deliveries are stopped.
+   */
+  disabled: boolean;
+  /**
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API.
+   */
+  disabled_reason: 'failing' | 'requested' | null;
+  /**
+   * When the endpoint was created.
+   */
+  created_at: string;
+  /**
+   * When the endpoint last changed.
+   */
+  updated_at: string;
+}
+/**
+ * The answer of create and rotate_secret: the endpoint and its signing secret, shown this once.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointWithSecret".
+ */
+export interface WebhookEndpointWithSecret {
+  /**
+   * The endpoint's id, `we_…`.
+   */
+  id: string;
+  object: 'webhook_endpoint';
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url: string;
+  /**
+   * Free text for people.
+   */
+  description: string | null;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events: string[];
+  /**
+   * Whether deliveries are stopped.
+   */
+  disabled: boolean;
+  /**
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API.
+   */
+  disabled_reason: 'failing' | 'requested' | null;
+  /**
+   * When the endpoint was created.
+   */
+  created_at: string;
+  /**
+   * When the endpoint last changed.
+   */
+  updated_at: string;
+  /**
+   * The signing secret, `whsec_…`.
+   */
+  secret: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointInput".
+ */
+export interface WebhookEndpointInput {
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url: string;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events: string[];
+  description?: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointUpdate".
+ */
+export interface WebhookEndpointUpdate {
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url?: string;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events?: string[];
+  /**
+   * Free text for people.
+   */
+  description?: string | null;
+  /**
+   * `true` stops deliveries (`disabled_reason: requested`); `false` resumes them.
+   */
+  disabled?: boolean;
+}
+/**
+ * Query parameters of `listWebhookEndpoints`: numbered pages only.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointListParams".
+ */
+export interface WebhookEndpointListParams {
+  /**
+   * Page number, from 1.
+   */
+  page?: number;
+}
+/**
+ * One attempt to deliver an event to an endpoint.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttempt".
+ */
+export interface WebhookDeliveryAttempt {
+  /**
+   * The attempt's id, `wha_…`.
+   */
+  id: string;
+  object: 'webhook_delivery_attempt';
+  /**
+   * The event delivered, `evt_…`.
+   */
+  event: string;
+  /**
+   * Its number for this event and endpoint, from 1.
+   */
+  attempt: number;
+  /**
+   * The receiver's HTTP status; null when none came.
+   */
+  status_code: number | null;
+  duration_ms: number;
+  /**
+   * Why it failed (timeout, refused, redirect, a status other than 2xx …); null on success.
+   */
+  error: string | null;
+  /**
+   * The first 1 KiB of the receiver's answer.
+   */
+  response_body: string | null;
+  /**
+   * When the next attempt is due; null when none follows.
+   */
+  next_attempt_at: string | null;
+  /**
+   * When the attempt was made.
+   */
+  created_at: string;
+}
+/**
+ * Query parameters of the deliveries list: numbered pages only.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttemptListParams".
+ */
+export interface WebhookDeliveryAttemptListParams {
+  /**
+   * Page number, from 1.
+   */
+  page?: number;
+}
+/**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema

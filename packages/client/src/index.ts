@@ -1,8 +1,12 @@
 export { LendingClient, type LendingClientOptions } from './lending-client.js';
 export { LendingApiError, type ErrorCode } from './lending-api-error.js';
-export { ListClient, ResourceClient, type Connection, type ListAllParams, type Page } from './resource-client.js';
+export { ListClient, ResourceClient, type Connection, type ListAllParams, type Page, type QueryValue } from './resource-client.js';
+export { NumberedListClient } from './numbered-list-client.js';
 export { CreditLimitsClient } from './credit-limits-client.js';
 export { LoansClient } from './loans-client.js';
+export { EventsClient } from './events-client.js';
+export { WebhookEndpointsClient } from './webhook-endpoints-client.js';
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders, type WebhookVerificationErrorCode } from './verify-webhook.js';
 export type { HttpMethod, RetryOptions } from './retry-policy.js';
 export type { ClientOptions, FetchFunction, RequestOptions, RetryEvent, WriteOptions } from './transport.js';
 export * from './generated.js';

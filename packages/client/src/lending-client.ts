@@ -1,15 +1,18 @@
 import { CreditLimitsClient } from './credit-limits-client.js';
+import { EventsClient } from './events-client.js';
 import { LendingCollections } from './generated-collections.js';
 import { LoansClient } from './loans-client.js';
 import { Transport, type ClientOptions } from './transport.js';
+import { WebhookEndpointsClient } from './webhook-endpoints-client.js';
 
 export type LendingClientOptions = ClientOptions;
 
 /**
  * Typed client for lending-api: `client.<collection>` for every collection
  * in the OpenAPI document (generated into `LendingCollections`), all sharing
- * one connection; `creditLimits` also records drawdowns and repayments, and
- * `loans` creates and repays loans.
+ * one connection; `creditLimits` also records drawdowns and repayments,
+ * `loans` creates and repays loans, `events` lists the event log and resends,
+ * and `webhookEndpoints` manages where events are delivered.
  *
  * @example
  * const client = new LendingClient({ baseUrl: 'http://127.0.0.1:3000', organizationId: 'org_demo', apiKey: process.env.LENDING_API_KEY! });
@@ -20,11 +23,15 @@ export type LendingClientOptions = ClientOptions;
 export class LendingClient extends LendingCollections {
   declare readonly creditLimits: CreditLimitsClient;
   declare readonly loans: LoansClient;
+  declare readonly events: EventsClient;
+  declare readonly webhookEndpoints: WebhookEndpointsClient;
 
   constructor(options: LendingClientOptions) {
     const transport = new Transport(options);
     super(transport);
     this.creditLimits = new CreditLimitsClient(transport);
     this.loans = new LoansClient(transport);
+    this.events = new EventsClient(transport);
+    this.webhookEndpoints = new WebhookEndpointsClient(transport);
   }
 }

@@ -8,7 +8,7 @@ export interface Page<TRecord> {
   items: TRecord[];
 }
 
-type QueryValue = string | number | undefined;
+export type QueryValue = string | number | undefined;
 
 /** What a `ResourceClient` talks through: client options, or the transport a `LendingClient` shares. */
 export type Connection = ClientOptions | Transport;
@@ -56,7 +56,7 @@ export class ListClient<TRecord = Record<string, unknown>, TParams extends { [K 
   async *listAll(params: ListAllParams<TParams> = {} as ListAllParams<TParams>, options: RequestOptions = {}): AsyncGenerator<TRecord, void, undefined> {
     // A page or cursor from an untyped caller would make the first request a 422.
     const { page: _page, cursor: _cursor, ...filters } = params as { [name: string]: QueryValue };
-    let path: string | undefined = this.collectionPath + queryString({ ...filters, cursor: '' });
+    let path: string | undefined = this.collectionPath + queryString(this.walkStart(filters));
     while (path !== undefined) {
       const page: Page<TRecord> = await this.transport.getJson<Page<TRecord>>(path, options);
       for (const item of page.items) {
@@ -65,6 +65,11 @@ export class ListClient<TRecord = Record<string, unknown>, TParams extends { [K 
       }
       path = page.next === null ? undefined : this.#sameCollection(page.next);
     }
+  }
+
+  /** The query of `listAll`'s first request: the filters and an empty `cursor=`, which starts a keyset walk. */
+  protected walkStart(filters: { [name: string]: QueryValue }): { [name: string]: QueryValue } {
+    return { ...filters, cursor: '' };
   }
 
   // The server builds `next` from its own idea of its address, which behind a

@@ -7,7 +7,7 @@ export interface RetryOptions {
   readonly maxDelayMs?: number;
 }
 
-export type HttpMethod = 'GET' | 'POST';
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /**
  * Answers worth asking again: rate limited (429) and the database briefly

@@ -116,15 +116,32 @@ export class Transport {
     );
   }
 
+  /**
+   * POSTs `body` as JSON once, with no Idempotency-Key, for requests the
+   * server does not replay (webhook endpoints, resends): only an answer that
+   * says nothing ran (429, 503) is retried; a request that got no answer, or
+   * a 504 `outcome_unknown`, is thrown, since sending it again could do it twice.
+   */
+  postOnce<T>(path: string, body: unknown, options: RequestOptions = {}): Promise<T> {
+    return this.#send<T>({ method: 'POST', url: this.baseUrl + path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, options);
+  }
+
+  /** DELETEs `path`; resolves with the answer's JSON, or undefined when it has no body (204). Never resent when no answer came. */
+  deleteJson<T = undefined>(path: string, options: RequestOptions = {}): Promise<T> {
+    return this.#send<T>({ method: 'DELETE', url: this.baseUrl + path, headers: {} }, options);
+  }
+
   async #send<T>(request: OutgoingRequest, options: RequestOptions): Promise<T> {
     const { method, url, idempotencyKey } = request;
+    // Only a write with its Idempotency-Key may be sent again without an answer that says nothing ran.
+    const retriesAs: HttpMethod = idempotencyKey === undefined ? 'GET' : method;
     for (let attempt = 1; ; attempt += 1) {
       let answer: { response: Response; body: string };
       try {
         answer = await this.#attempt(request, options);
       } catch (failure) {
         // The caller's own abort is never retried; a request with no answer only when it is a write with its key.
-        if (options.signal?.aborted || !retriesFailure(method)) throw failure;
+        if (options.signal?.aborted || !retriesFailure(retriesAs)) throw failure;
         const delayMs = retryDelayMs(attempt, undefined, this.#retry);
         if (delayMs === undefined) throw failure;
         this.#onRetry?.({ attempt, delayMs, error: failure instanceof Error ? failure : new Error(String(failure)), method, url, idempotencyKey });
@@ -132,9 +149,9 @@ export class Transport {
         continue;
       }
       const { response, body } = answer;
-      if (response.ok) return JSON.parse(body) as T;
+      if (response.ok) return (body === '' ? undefined : JSON.parse(body)) as T;
       const error = errorFrom(response, body);
-      const delayMs = retriesAnswer(response.status, method) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
+      const delayMs = retriesAnswer(response.status, retriesAs) ? retryDelayMs(attempt, error.retryAfterSeconds, this.#retry) : undefined;
       if (delayMs === undefined) throw error;
       this.#onRetry?.({ attempt, delayMs, error, method, url, idempotencyKey });
       await untilAborted(this.#sleep(delayMs, options.signal), options.signal);

@@ -83,6 +83,10 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `record a drawdown of ${DEMO_DRAW_AMOUNT} (sent again, the same line is answered from the first time: it draws once), then see the balance move:`,
     `  curl -X POST -u '${demo.org}:${demo.write_key}' '${limit}drawdowns/' -H 'Idempotency-Key: ${idempotencyKey}' -H 'Content-Type: application/json' -d '{"amount":"${DEMO_DRAW_AMOUNT}"}'`,
     `  curl -u '${demo.org}:${demo.key}' '${limit}'`,
+    '',
+    'see the events of that limit, and forward new ones to a local receiver as webhooks would (docs/webhooks.md):',
+    `  curl -u '${demo.org}:${demo.key}' '${baseUrl}/api/events/?object=${DEMO_DRAW_LIMIT}'`,
+    `  npx lending-api webhooks listen --forward-to http://localhost:4000/hooks --api-url ${baseUrl} --org ${demo.org} --key '${demo.key}'`,
   ].join('\n');
 }
 

@@ -1,0 +1,36 @@
+import type { Event, EventListParams, EventResendInput, EventResendResult } from './generated.js';
+import { ResourceClient, type Connection } from './resource-client.js';
+import { Transport, type RequestOptions } from './transport.js';
+
+/**
+ * `/api/events/`: the organization's events (any key can read them), listed
+ * like the other collections — `type` (a type or a prefix such as
+ * `credit_limit.*`), `object`, `created_from`/`created_to`, `order_by` — and
+ * `resend`, which delivers one event again now (a `webhooks`-scoped key).
+ *
+ * @example
+ * // Every event after the last one handled, oldest first: none is missed, even one committed late.
+ * for await (const event of client.events.listAll({ created_from: lastSeen.created_at, order_by: 'created_at' })) {
+ *   if (event.id !== lastSeen.id) handle(event);
+ * }
+ */
+export class EventsClient extends ResourceClient<Event, EventListParams> {
+  readonly #transport: Transport;
+
+  constructor(connection: Connection) {
+    const transport = connection instanceof Transport ? connection : new Transport(connection);
+    super(transport, 'events');
+    this.#transport = transport;
+  }
+
+  /**
+   * Delivers the event `id` again now, to every enabled endpoint that takes
+   * its type, or only to `input.endpoint` (`we_…`, even one that no longer
+   * takes it); answers the endpoints it was queued for. Not sent again when
+   * no answer came (resending twice delivers twice).
+   */
+  resend(id: string, input: EventResendInput = {}, options: RequestOptions = {}): Promise<EventResendResult> {
+    const body = input.endpoint === undefined ? {} : { endpoint: input.endpoint };
+    return this.#transport.postOnce<EventResendResult>(`${this.collectionPath}${encodeURIComponent(id)}/resend/`, body, options);
+  }
+}
