@@ -49,7 +49,8 @@ const ENDPOINT_SUCCEEDED = `UPDATE webhook_endpoints SET failing_since = NULL
 /**
  * A failure starts the endpoint's failing streak, or, when the streak is
  * older than $3 ms (every attempt failed since), disables the endpoint
- * ('failing') and cancels its pending deliveries. $1 org, $2 endpoint, $3 ms.
+ * ('failing') and cancels its pending deliveries but this one (RECORD_ATTEMPT,
+ * which follows, cancels that). $1 org, $2 endpoint, $3 ms, $4 this delivery.
  */
 const ENDPOINT_FAILED = `WITH streak AS (
     SELECT id, coalesce(failing_since < now() - $3::bigint * interval '1 millisecond', false) AS overdue
@@ -65,7 +66,7 @@ const ENDPOINT_FAILED = `WITH streak AS (
     RETURNING s.overdue AS disabled_now
   ), cancelled AS (
     UPDATE webhook_deliveries d SET state = 'cancelled', claimed_until = NULL, claimed_by = NULL, updated_at = now()
-     WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.state = 'pending' AND EXISTS (SELECT 1 FROM flagged WHERE disabled_now)
+     WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.state = 'pending' AND d.id <> $4 AND EXISTS (SELECT 1 FROM flagged WHERE disabled_now)
     RETURNING d.id
   )
   SELECT coalesce((SELECT disabled_now FROM flagged), false) AS disabled_now, (SELECT count(*) FROM cancelled)::int AS cancelled`;
@@ -99,8 +100,9 @@ export async function recordAttempt(store: Store, claim: ClaimedDelivery, result
   };
   const health: Statement = result.ok
     ? { sql: ENDPOINT_SUCCEEDED, params: [claim.orgId, claim.endpointId] }
-    : { sql: ENDPOINT_FAILED, params: [claim.orgId, claim.endpointId, options.failingDisableMs] };
-  const [recorded, endpoint] = await store.transaction((tx) => tx.commitWith([record, health]));
+    : { sql: ENDPOINT_FAILED, params: [claim.orgId, claim.endpointId, options.failingDisableMs, claim.deliveryId] };
+  // The endpoint first: an attempt that disables it records no next attempt.
+  const [endpoint, recorded] = await store.transaction((tx) => tx.commitWith([health, record]));
   const state = ((recorded?.[0] as { state?: DeliveryState } | undefined)?.state ?? 'not_ours') as DeliveryState;
   const endpointDisabled = (endpoint?.[0] as { disabled_now?: boolean } | undefined)?.disabled_now === true;
   return { state, endpointDisabled };
