@@ -9,7 +9,8 @@ import { signPayload } from './signature.js';
 
 /** What the deliverer reports of each attempt (src/metrics/webhook-metrics.ts counts it). */
 export interface DeliveryObserver {
-  attempted(result: AttemptResult, claim: ClaimedDelivery, recordedAtMs: number): void;
+  /** `answeredAtMs`: when the attempt ended (the receiver's answer, or the failure). */
+  attempted(result: AttemptResult, claim: ClaimedDelivery, answeredAtMs: number): void;
 }
 
 export interface DelivererOptions {
@@ -182,6 +183,7 @@ export class Deliverer {
 
   private async attempt(claim: ClaimedDelivery): Promise<void> {
     const result = await this.send(claim);
+    const answeredAtMs = Date.now();
     if (this.stopped) return;
     const retryDelayMs = result.ok ? null : nextAttemptDelayMs(claim.attempt, this.options.random);
     let recorded: RecordedAttempt;
@@ -195,7 +197,7 @@ export class Deliverer {
       this.failed(error, 'could not record a webhook attempt; its claim expires and the attempt is made again');
       return;
     }
-    this.options.observer?.attempted(result, claim, Date.now());
+    this.options.observer?.attempted(result, claim, answeredAtMs);
     if (recorded.endpointDisabled) {
       this.options.log.warn({ org_id: claim.orgId, endpoint_id: claim.endpointId }, 'webhook endpoint disabled: every attempt failed for 3 days');
     }
