@@ -18,13 +18,19 @@ export interface TestEndpoint {
 }
 
 /** An endpoint row as the API would create it, its secret sealed with TEST_BOX. */
-export async function insertEndpoint(db: Queryable, orgId: string, url: string, enabledEvents: readonly string[] = ['*']): Promise<TestEndpoint> {
+export async function insertEndpoint(
+  db: Queryable,
+  orgId: string,
+  url: string,
+  enabledEvents: readonly string[] = ['*'],
+  box: SecretBox = TEST_BOX,
+): Promise<TestEndpoint> {
   const secret = newSigningSecret();
   const uid = `we_${randomBytes(8).toString('hex')}`;
   const [row] = await db.query<{ id: string }>(
     `INSERT INTO webhook_endpoints (org_id, uid, url, enabled_events, secret_ciphertext, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, now(), now()) RETURNING id::text AS id`,
-    [orgId, uid, url, enabledEvents, TEST_BOX.seal(secret)],
+    [orgId, uid, url, enabledEvents, box.seal(secret)],
   );
   return { id: row!.id, uid, secret };
 }
