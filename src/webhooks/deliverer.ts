@@ -52,6 +52,7 @@ export const DEFAULT_DELIVERER = {
 } as const;
 
 const READ_ONLY_TRANSACTION = '25006';
+const READ_ONLY_PAUSE_MS = 5000;
 
 /**
  * Delivers webhooks on a `serve` node. Each round finds the organizations
@@ -71,6 +72,8 @@ export class Deliverer {
   private stopped = false;
   private firstServed: string | undefined;
   private lastFailureLogAt = 0;
+  /** On a hot standby every claim fails read-only: look again only this often. */
+  private quietUntil = 0;
 
   constructor(
     private readonly store: Store,
@@ -89,7 +92,7 @@ export class Deliverer {
 
   /** Something may be due (the node just published events): run a round now, or right after the one running. */
   wake(): void {
-    if (this.stopped) return;
+    if (this.stopped || Date.now() < this.quietUntil) return;
     if (this.round) {
       this.again = true;
       return;
@@ -229,8 +232,11 @@ export class Deliverer {
 
   private failed(error: unknown, message: string): void {
     // A hot standby's node serves reads only: the primary's nodes deliver.
-    if ((error as { code?: unknown } | undefined)?.code === READ_ONLY_TRANSACTION) return;
     const now = Date.now();
+    if ((error as { code?: unknown } | undefined)?.code === READ_ONLY_TRANSACTION) {
+      this.quietUntil = now + READ_ONLY_PAUSE_MS;
+      return;
+    }
     if (now - this.lastFailureLogAt < this.settings.pollIntervalMs) return;
     this.lastFailureLogAt = now;
     this.options.log.warn({ err: error }, message);
