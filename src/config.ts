@@ -5,6 +5,7 @@ import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './st
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
 import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './domain/allowed-hosts-setting.js';
 import { REPLICA_LIMITS_MODES, type ReplicaLimits } from './store/node-role.js';
+import { parseWebhookDelivery, type WebhookDeliverySettings } from './domain/webhook-delivery-setting.js';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -75,6 +76,8 @@ export interface Config {
   readonly patroniUrls: readonly string[];
   /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
   readonly databasePreparedStatements: boolean;
+  /** Webhook delivery and event retention (WEBHOOK_*, EVENT_RETENTION_DAYS). */
+  readonly webhookDelivery: WebhookDeliverySettings;
 }
 
 /** SPEC §3a: the same Idempotency-Key replays its first response for 24 hours. */
@@ -155,6 +158,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
     patroniUrls: patroniUrls(read('PATRONI_URL')),
+    webhookDelivery: webhookDelivery(read),
   };
 }
 
@@ -252,6 +256,12 @@ function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl
   const parsed = parseAllowedHosts(raw);
   if ('error' in parsed) throw new ConfigError('ALLOWED_HOSTS', parsed.error);
   return parsed.hosts;
+}
+
+function webhookDelivery(read: (name: string) => string | undefined): WebhookDeliverySettings {
+  const parsed = parseWebhookDelivery(read);
+  if ('error' in parsed) throw new ConfigError(parsed.variable, parsed.error);
+  return parsed;
 }
 
 function corsOrigins(raw: string | undefined): CorsOrigins {

@@ -19,6 +19,11 @@ import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
 import { LedgerWriter } from './ledger/ledger-writer.js';
 import { FairShare } from './store/fair-share.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
+import { scheduleEventPrune } from './events/event-prune-job.js';
+import { nodeDeliverer } from './webhooks/node-deliverer.js';
+
+/** How often `serve` prunes events past EVENT_RETENTION_DAYS (a run deletes in batches of 1000 rows). */
+const EVENT_PRUNE_INTERVAL_MS = 15 * 60_000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -78,7 +83,9 @@ export async function startServer(config: Config, store?: Store, logDestination?
     else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     // The node's share of the database and its one ledger: every write of this process goes through it.
     const share = new FairShare({ slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg });
-    const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger });
+    const inMemoryStore = config.store.kind === 'pglite' && config.store.dataDir === undefined;
+    const deliverer = nodeDeliverer(openedStore, config.webhookDelivery, inMemoryStore, metrics, logger);
+    const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: () => deliverer?.wake() });
     const ledger = new LedgerWriter(openedStore, {
       idempotencyTtlHours: config.idempotencyKeyTtlHours,
       transactionBudgetMs: config.databaseRequestBudgetMs,
@@ -113,8 +120,10 @@ export async function startServer(config: Config, store?: Store, logDestination?
       patroniUrls: config.patroniUrls,
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
+    const eventPruning = scheduleEventPrune(openedStore, config.webhookDelivery.eventRetentionDays, EVENT_PRUNE_INTERVAL_MS, logger);
     const address = await app.listen({ port: config.port, host: config.host });
     publisher.start();
+    deliverer?.start();
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -124,7 +133,9 @@ export async function startServer(config: Config, store?: Store, logDestination?
       close: () => {
         closing ??= (async () => {
           pruning.stop();
-          await closeWithin(app, config.shutdownTimeoutMs).finally(() => publisher.stop());
+          eventPruning.stop();
+          // Attempts in flight are abandoned: their claims expire and another node (or this one, restarted) makes them.
+          await closeWithin(app, config.shutdownTimeoutMs).finally(() => Promise.all([publisher.stop(), deliverer?.stop()]));
           await metricsServer?.close();
           await redis?.quit().catch(() => redis?.disconnect());
           await openedStore.close();

@@ -1,0 +1,66 @@
+import type { Store } from '../store/store.js';
+
+/** Rows one prune statement deletes at most: short transactions, short locks. */
+export const EVENT_PRUNE_BATCH = 1000;
+
+/**
+ * A batch of the organization's events older than the cutoff, oldest first,
+ * with their deliveries; an event a delivery is still pending for is kept
+ * until it is delivered, given up or cancelled. $1 org, $2 retention days,
+ * $3 batch.
+ */
+const PRUNE_EVENTS = `WITH old AS (
+    SELECT e.id FROM events e
+     WHERE e.org_id = $1 AND e.created_at < now() - $2::int * interval '1 day'
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.org_id = $1 AND d.event_id = e.id AND d.state = 'pending')
+     ORDER BY e.created_at LIMIT $3
+  ), deliveries AS (
+    DELETE FROM webhook_deliveries d WHERE d.org_id = $1 AND d.event_id IN (SELECT id FROM old) RETURNING d.id
+  ), pruned AS (
+    DELETE FROM events e WHERE e.org_id = $1 AND e.id IN (SELECT id FROM old) RETURNING e.id
+  )
+  SELECT (SELECT count(*) FROM pruned)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries`;
+
+/** A batch of the organization's delivery attempts older than the cutoff. $1 org, $2 days, $3 batch. */
+const PRUNE_ATTEMPTS = `WITH pruned AS (
+    DELETE FROM webhook_attempts a WHERE a.org_id = $1 AND a.id IN (
+      SELECT id FROM webhook_attempts WHERE org_id = $1 AND created_at < now() - $2::int * interval '1 day' LIMIT $3)
+    RETURNING a.id
+  )
+  SELECT count(*)::int AS attempts FROM pruned`;
+
+export interface PruneCounts {
+  events: number;
+  deliveries: number;
+  attempts: number;
+}
+
+/** Deletes what the organization's log and delivery history hold beyond `retentionDays`, batch by batch. */
+export async function pruneOrganizationEvents(store: Store, orgId: string, retentionDays: number, batch = EVENT_PRUNE_BATCH): Promise<PruneCounts> {
+  const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0 };
+  for (;;) {
+    const [row] = await store.query<{ events: number; deliveries: number }>(PRUNE_EVENTS, [orgId, retentionDays, batch]);
+    counts.events += Number(row?.events ?? 0);
+    counts.deliveries += Number(row?.deliveries ?? 0);
+    if (Number(row?.events ?? 0) < batch) break;
+  }
+  for (;;) {
+    const [row] = await store.query<{ attempts: number }>(PRUNE_ATTEMPTS, [orgId, retentionDays, batch]);
+    counts.attempts += Number(row?.attempts ?? 0);
+    if (Number(row?.attempts ?? 0) < batch) break;
+  }
+  return counts;
+}
+
+/** Prunes every organization that has published events, one after another. */
+export async function pruneEvents(store: Store, retentionDays: number, batch = EVENT_PRUNE_BATCH): Promise<PruneCounts> {
+  const organizations = await store.query<{ org_id: string }>('SELECT org_id::text AS org_id FROM event_streams ORDER BY org_id');
+  const total: PruneCounts = { events: 0, deliveries: 0, attempts: 0 };
+  for (const { org_id: orgId } of organizations) {
+    const counts = await pruneOrganizationEvents(store, orgId, retentionDays, batch);
+    total.events += counts.events;
+    total.deliveries += counts.deliveries;
+    total.attempts += counts.attempts;
+  }
+  return total;
+}

@@ -1,0 +1,244 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Store } from '../store/store.js';
+import { deliverOnce, DEFAULT_DEADLINE_MS, type AttemptResult } from './attempt.js';
+import { claimDueDeliveries, organizationsWithDueDeliveries, type ClaimedDelivery, type EndpointSecretsRow, type EventRow } from './delivery-claims.js';
+import { recordAttempt, type RecordedAttempt } from './delivery-record.js';
+import type { DestinationPolicy } from './destination.js';
+import { nextAttemptDelayMs } from './retry-schedule.js';
+import { signPayload } from './signature.js';
+
+/** What the deliverer reports of each attempt (src/metrics/webhook-metrics.ts counts it). */
+export interface DeliveryObserver {
+  /** `answeredAtMs`: when the attempt ended (the receiver's answer, or the failure). */
+  attempted(result: AttemptResult, claim: ClaimedDelivery, answeredAtMs: number): void;
+}
+
+export interface DelivererOptions {
+  /** This node, as `claimed_by` names it. */
+  readonly nodeId: string;
+  readonly policy: DestinationPolicy;
+  /** The secrets that sign for an endpoint: its current one, and a rotated-out one still honoured. */
+  readonly secretsOf: (endpoint: EndpointSecretsRow) => readonly string[];
+  /** The event as GET /api/events/{id}/ renders it: the delivery's body. */
+  readonly renderEvent: (event: EventRow) => unknown;
+  readonly log: FastifyBaseLogger;
+  readonly observer?: DeliveryObserver | undefined;
+  /** Each attempt is over by then (SPEC §3c: a 2xx within 10 s). */
+  readonly deadlineMs?: number;
+  /** How long a claim holds; must exceed the deadline, with room for recording. */
+  readonly claimMs?: number;
+  readonly maxInFlightPerEndpoint?: number;
+  /** Attempts in flight on this node, over every organization. */
+  readonly maxInFlight?: number;
+  /** Claims one organization gets per turn. */
+  readonly claimsPerTurn?: number;
+  /** How often the node looks for due retries and other nodes' events. */
+  readonly pollIntervalMs?: number;
+  /** How long every attempt to an endpoint must have failed before it is disabled. */
+  readonly failingDisableMs?: number;
+  /** Certificates to trust besides the system's (an internal CA). */
+  readonly ca?: string | readonly string[] | undefined;
+  readonly random?: () => number;
+}
+
+export const DEFAULT_DELIVERER = {
+  deadlineMs: DEFAULT_DEADLINE_MS,
+  claimMs: 30_000,
+  maxInFlightPerEndpoint: 4,
+  maxInFlight: 64,
+  claimsPerTurn: 4,
+  pollIntervalMs: 500,
+  failingDisableMs: 3 * 24 * 3600 * 1000,
+} as const;
+
+const READ_ONLY_TRANSACTION = '25006';
+const READ_ONLY_PAUSE_MS = 5000;
+
+/**
+ * Delivers webhooks on a `serve` node. Each round finds the organizations
+ * with due deliveries and gives them turns (a few claims each, round-robin,
+ * starting after the one served first last time) until the node's in-flight
+ * bound is reached. A claim is a short transaction; the HTTP attempt runs
+ * with no connection or transaction held, bounded by its deadline; its
+ * outcome is recorded in one more short transaction. A claim left by a node
+ * that died expires and another node takes it: delivery is at least once.
+ */
+export class Deliverer {
+  private readonly settings: Required<Omit<DelivererOptions, 'observer' | 'ca' | 'random'>>;
+  private readonly attempts = new Set<Promise<void>>();
+  private round: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private firstServed: string | undefined;
+  private lastFailureLogAt = 0;
+  /** On a hot standby every claim fails read-only: look again only this often. */
+  private quietUntil = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: DelivererOptions,
+  ) {
+    this.settings = { ...DEFAULT_DELIVERER, ...options };
+    if (this.settings.claimMs <= this.settings.deadlineMs) throw new Error('the claim must outlast the attempt deadline');
+  }
+
+  start(): void {
+    if (this.stopped) return;
+    this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Something may be due (the node just published events): run a round now, or right after the one running. */
+  wake(): void {
+    if (this.stopped || Date.now() < this.quietUntil) return;
+    if (this.round) {
+      this.again = true;
+      return;
+    }
+    this.round = this.rounds().finally(() => {
+      this.round = undefined;
+    });
+  }
+
+  /** Attempts in flight on this node. */
+  get inFlight(): number {
+    return this.attempts.size;
+  }
+
+  /** One round now, then every attempt it started, recorded (tests; the CLI). */
+  async deliverDue(): Promise<void> {
+    this.wake();
+    await this.round;
+    await this.idle();
+  }
+
+  /** Resolves once no attempt is in flight. */
+  async idle(): Promise<void> {
+    while (this.attempts.size > 0) await Promise.all([...this.attempts]);
+  }
+
+  /**
+   * Stops claiming. Attempts in flight are abandoned, not recorded: their
+   * claims expire and another node (or this one, restarted) makes them again.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.round;
+  }
+
+  private async rounds(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.claimRound();
+      } catch (error) {
+        this.failed(error, 'could not claim webhook deliveries; trying again');
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  private room(): number {
+    return this.settings.maxInFlight - this.attempts.size;
+  }
+
+  private async claimRound(): Promise<void> {
+    if (this.room() <= 0) return;
+    const organizations = this.fairOrder(await organizationsWithDueDeliveries(this.store));
+    let waiting = organizations;
+    while (waiting.length > 0 && !this.stopped && this.room() > 0) {
+      const more: string[] = [];
+      for (const orgId of waiting) {
+        const max = Math.min(this.settings.claimsPerTurn, this.room());
+        if (max <= 0 || this.stopped) break;
+        const claims = await claimDueDeliveries(this.store, orgId, {
+          nodeId: this.settings.nodeId,
+          claimMs: this.settings.claimMs,
+          max,
+          perEndpoint: this.settings.maxInFlightPerEndpoint,
+        });
+        for (const claim of claims) this.launch(claim);
+        if (claims.length === max) more.push(orgId);
+      }
+      waiting = more;
+    }
+  }
+
+  /** The organizations in id order, starting after the one served first last round (a full round leaves none behind for long). */
+  private fairOrder(organizations: string[]): string[] {
+    const sorted = [...organizations].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+    const start = this.firstServed === undefined ? 0 : sorted.findIndex((orgId) => BigInt(orgId) > BigInt(this.firstServed!));
+    const ordered = start <= 0 ? sorted : [...sorted.slice(start), ...sorted.slice(0, start)];
+    this.firstServed = ordered[0] ?? this.firstServed;
+    return ordered;
+  }
+
+  private launch(claim: ClaimedDelivery): void {
+    const attempt = this.attempt(claim).finally(() => {
+      this.attempts.delete(attempt);
+      // A slot is free (and the endpoint has room again): rounds coalesce, so this is at most one more.
+      this.wake();
+    });
+    this.attempts.add(attempt);
+  }
+
+  private async attempt(claim: ClaimedDelivery): Promise<void> {
+    const result = await this.send(claim);
+    const answeredAtMs = Date.now();
+    if (this.stopped) return;
+    const retryDelayMs = result.ok ? null : nextAttemptDelayMs(claim.attempt, this.options.random);
+    let recorded: RecordedAttempt;
+    try {
+      recorded = await recordAttempt(this.store, claim, result, {
+        nodeId: this.settings.nodeId,
+        retryDelayMs,
+        failingDisableMs: this.settings.failingDisableMs,
+      });
+    } catch (error) {
+      this.failed(error, 'could not record a webhook attempt; its claim expires and the attempt is made again');
+      return;
+    }
+    this.options.observer?.attempted(result, claim, answeredAtMs);
+    if (recorded.endpointDisabled) {
+      this.options.log.warn({ org_id: claim.orgId, endpoint_id: claim.endpointId }, 'webhook endpoint disabled: every attempt failed for 3 days');
+    }
+  }
+
+  private async send(claim: ClaimedDelivery): Promise<AttemptResult> {
+    let headers: Record<string, string>;
+    let body: string;
+    try {
+      body = JSON.stringify(this.options.renderEvent(claim.event));
+      const timestamp = Math.floor(Date.now() / 1000);
+      const signature = signPayload({ id: claim.event.uid, timestamp, body }, this.options.secretsOf(claim.endpoint));
+      headers = { 'webhook-id': claim.event.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
+    } catch (error) {
+      // Never the message: it could quote what it failed to open.
+      this.options.log.error({ org_id: claim.orgId, endpoint_id: claim.endpointId }, 'could not sign a webhook delivery (is WEBHOOK_SECRET_KEY the one the secrets were sealed with?)');
+      void error;
+      return { ok: false, status: null, durationMs: 0, failure: null, error: 'the delivery could not be signed', responseBody: '' };
+    }
+    return deliverOnce({
+      url: claim.url,
+      headers,
+      body,
+      policy: this.options.policy,
+      deadlineMs: this.settings.deadlineMs,
+      ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+    });
+  }
+
+  private failed(error: unknown, message: string): void {
+    // A hot standby's node serves reads only: the primary's nodes deliver.
+    const now = Date.now();
+    if ((error as { code?: unknown } | undefined)?.code === READ_ONLY_TRANSACTION) {
+      this.quietUntil = now + READ_ONLY_PAUSE_MS;
+      return;
+    }
+    if (now - this.lastFailureLogAt < this.settings.pollIntervalMs) return;
+    this.lastFailureLogAt = now;
+    this.options.log.warn({ err: error }, message);
+  }
+}

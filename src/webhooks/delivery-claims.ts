@@ -1,0 +1,140 @@
+import type { Queryable, Store } from '../store/store.js';
+
+/** An endpoint's signing secrets as the database holds them (sealed under WEBHOOK_SECRET_KEY). */
+export interface EndpointSecretsRow {
+  readonly secret_ciphertext: Uint8Array;
+  readonly previous_secret_ciphertext: Uint8Array | null;
+  /** RFC 3339 UTC, or null. */
+  readonly previous_secret_expires_at: string | null;
+}
+
+/** An event as the log holds it, timestamps as RFC 3339 UTC text with microseconds. */
+export interface EventRow {
+  readonly uid: string;
+  readonly type: string;
+  readonly object_uid: string;
+  readonly data_object: Record<string, unknown>;
+  readonly previous_attributes: Record<string, unknown> | null;
+  readonly request_id: string | null;
+  readonly idempotency_key: string | null;
+  readonly import_id: string | null;
+  readonly created_at: string;
+}
+
+/** A delivery this node has claimed: its next attempt is this node's until `claimMs` have passed. */
+export interface ClaimedDelivery {
+  readonly orgId: string;
+  readonly deliveryId: string;
+  readonly endpointId: string;
+  /** The number of this attempt (1 = the first). */
+  readonly attempt: number;
+  readonly url: string;
+  readonly endpoint: EndpointSecretsRow;
+  readonly event: EventRow;
+  /** When the event entered the log (publication, right after its change committed), in ms since the epoch. */
+  readonly eventPublishedAtMs: number;
+}
+
+export interface ClaimLimits {
+  readonly nodeId: string;
+  /** How long the claim holds: an attempt cut short by the node's death is free again after it. */
+  readonly claimMs: number;
+  /** The most claims to take in this statement. */
+  readonly max: number;
+  /** The most unexpired claims one endpoint may have, over every node. */
+  readonly perEndpoint: number;
+}
+
+const UTC_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/** Organizations with a due, unclaimed delivery: the one statement across organizations. $1 the most to return. */
+const ORGANIZATIONS_WITH_DUE_WORK = `SELECT DISTINCT org_id::text AS org_id FROM webhook_deliveries
+  WHERE state = 'pending' AND next_attempt_at <= now() AND (claimed_until IS NULL OR claimed_until <= now())
+  LIMIT $1`;
+
+/**
+ * The organization's enabled endpoints that no other node is claiming for
+ * right now, locked for the rest of the claim transaction: the claims of one
+ * endpoint are taken one node at a time, and the claim statement that follows
+ * (a fresh snapshot) counts every claim committed before, so an endpoint never
+ * has more than `perEndpoint` attempts in flight over all nodes.
+ */
+const LOCK_ENDPOINTS = `SELECT id::text AS id FROM webhook_endpoints
+  WHERE org_id = $1 AND NOT disabled ORDER BY id FOR NO KEY UPDATE SKIP LOCKED`;
+
+/**
+ * Claims the earliest due deliveries of the locked endpoints, each endpoint
+ * up to its room (perEndpoint less its unexpired claims), at most $3 in all.
+ * $1 org, $2 endpoint ids, $3 max, $4 perEndpoint, $5 claim ms, $6 node id.
+ */
+const CLAIM = `WITH room AS (
+    SELECT w.id AS endpoint_id,
+           $4::int - (SELECT count(*) FROM webhook_deliveries b
+                       WHERE b.org_id = $1 AND b.endpoint_id = w.id AND b.state = 'pending' AND b.claimed_until > now())::int AS free
+      FROM webhook_endpoints w WHERE w.org_id = $1 AND w.id = ANY ($2::bigint[])
+  ), due AS (
+    SELECT f.id, f.next_attempt_at FROM room r CROSS JOIN LATERAL (
+      SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+       WHERE d.org_id = $1 AND d.endpoint_id = r.endpoint_id AND d.state = 'pending' AND d.next_attempt_at <= now()
+         AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+       ORDER BY d.next_attempt_at, d.id LIMIT greatest(r.free, 0)
+       FOR UPDATE OF d SKIP LOCKED) f
+  ), chosen AS (
+    SELECT id FROM due ORDER BY next_attempt_at, id LIMIT $3
+  )
+  UPDATE webhook_deliveries d
+     SET claimed_until = now() + $5::int * interval '1 millisecond', claimed_by = $6, updated_at = now()
+    FROM chosen c, events e, webhook_endpoints w
+   WHERE d.org_id = $1 AND d.id = c.id AND e.org_id = $1 AND e.id = d.event_id AND w.org_id = $1 AND w.id = d.endpoint_id
+  RETURNING d.id::text AS delivery_id, d.endpoint_id::text AS endpoint_id, d.attempts + 1 AS attempt,
+            w.url, w.secret_ciphertext, w.previous_secret_ciphertext,
+            to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
+            e.uid, e.type, e.object_uid, e.data_object, e.previous_attributes, e.request_id, e.idempotency_key, e.import_id,
+            to_char(e.created_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS created_at,
+            (extract(epoch FROM e.created_at) * 1000)::float8 AS published_at_ms`;
+
+type ClaimRow = EndpointSecretsRow &
+  EventRow & { delivery_id: string; endpoint_id: string; attempt: number; url: string; published_at_ms: number | string };
+
+export async function organizationsWithDueDeliveries(db: Queryable, limit = 1000): Promise<string[]> {
+  const rows = await db.query<{ org_id: string }>(ORGANIZATIONS_WITH_DUE_WORK, [limit]);
+  return rows.map((row) => row.org_id);
+}
+
+/** Claims up to `limits.max` due deliveries of the organization (one short transaction; nothing held after it). */
+export async function claimDueDeliveries(store: Store, orgId: string, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+  if (limits.max <= 0) return [];
+  const rows = await store.transaction(async (tx) => {
+    const endpoints = await tx.query<{ id: string }>(LOCK_ENDPOINTS, [orgId], { prepare: true });
+    if (endpoints.length === 0) return [];
+    return tx.query<ClaimRow>(
+      CLAIM,
+      [orgId, endpoints.map((endpoint) => endpoint.id), limits.max, limits.perEndpoint, limits.claimMs, limits.nodeId],
+      { prepare: true },
+    );
+  });
+  return rows.map((row) => ({
+    orgId,
+    deliveryId: row.delivery_id,
+    endpointId: row.endpoint_id,
+    attempt: Number(row.attempt),
+    url: row.url,
+    endpoint: {
+      secret_ciphertext: row.secret_ciphertext,
+      previous_secret_ciphertext: row.previous_secret_ciphertext,
+      previous_secret_expires_at: row.previous_secret_expires_at,
+    },
+    event: {
+      uid: row.uid,
+      type: row.type,
+      object_uid: row.object_uid,
+      data_object: row.data_object,
+      previous_attributes: row.previous_attributes,
+      request_id: row.request_id,
+      idempotency_key: row.idempotency_key,
+      import_id: row.import_id,
+      created_at: row.created_at,
+    },
+    eventPublishedAtMs: Number(row.published_at_ms),
+  }));
+}

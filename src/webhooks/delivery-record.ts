@@ -1,0 +1,114 @@
+import type { Statement, Store } from '../store/store.js';
+import type { AttemptResult } from './attempt.js';
+import type { ClaimedDelivery } from './delivery-claims.js';
+
+/** What became of the delivery after an attempt was recorded. */
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'cancelled' | 'not_ours';
+
+export interface RecordedAttempt {
+  readonly state: DeliveryState;
+  /** The endpoint was disabled by this attempt: every attempt had failed for `failingDisableMs`. */
+  readonly endpointDisabled: boolean;
+}
+
+/**
+ * The delivery after its attempt: delivered on success (whoever holds the
+ * claim: the receiver has it); otherwise, while this node's claim is still
+ * its own, pending again after `$7` ms (null: given up, `failed`), or
+ * `cancelled` when its endpoint was deleted or disabled meanwhile. The claim
+ * is released. Then the attempt row, kept while the endpoint exists, with the
+ * next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok (0/1),
+ * $6 event uid, $7 retry delay ms or null, $8 attempt, $9 status, $10 duration
+ * ms, $11 error, $12 response body.
+ */
+const RECORD_ATTEMPT = `WITH endpoint AS (
+    SELECT id, disabled FROM webhook_endpoints WHERE org_id = $1 AND id = $2
+  ), delivery AS (
+    UPDATE webhook_deliveries d
+       SET state = CASE WHEN $5::int = 1 THEN 'delivered'
+                        WHEN NOT EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled) THEN 'cancelled'
+                        WHEN $7::bigint IS NULL THEN 'failed' ELSE 'pending' END,
+           attempts = d.attempts + 1,
+           next_attempt_at = CASE WHEN $5::int = 0 AND $7::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled)
+                                  THEN now() + $7::bigint * interval '1 millisecond' ELSE d.next_attempt_at END,
+           claimed_until = NULL, claimed_by = NULL, updated_at = now()
+     WHERE d.org_id = $1 AND d.id = $3 AND d.state = 'pending' AND ($5::int = 1 OR d.claimed_by = $4)
+    RETURNING d.state, d.next_attempt_at
+  ), attempt AS (
+    INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
+    SELECT $1, $2, $3, $6, $8, $9, $10, $11, $12, (SELECT next_attempt_at FROM delivery WHERE state = 'pending'), now()
+     WHERE EXISTS (SELECT 1 FROM endpoint)
+    RETURNING id
+  )
+  SELECT coalesce((SELECT state FROM delivery), 'not_ours') AS state, (SELECT count(*) FROM attempt)::int AS recorded`;
+
+/** A success clears the endpoint's failing streak. $1 org, $2 endpoint. */
+const ENDPOINT_SUCCEEDED = `UPDATE webhook_endpoints SET failing_since = NULL
+  WHERE org_id = $1 AND id = $2 AND failing_since IS NOT NULL RETURNING false AS disabled_now`;
+
+/**
+ * A failure starts the endpoint's failing streak, or, when the streak is
+ * older than $3 ms (every attempt failed since), disables the endpoint
+ * ('failing') and cancels its pending deliveries but this one (RECORD_ATTEMPT,
+ * which follows, cancels that). $1 org, $2 endpoint, $3 ms, $4 this delivery.
+ */
+const ENDPOINT_FAILED = `WITH streak AS (
+    SELECT id, coalesce(failing_since < now() - $3::bigint * interval '1 millisecond', false) AS overdue
+      FROM webhook_endpoints WHERE org_id = $1 AND id = $2
+  ), flagged AS (
+    UPDATE webhook_endpoints w
+       SET failing_since = coalesce(w.failing_since, now()),
+           disabled = w.disabled OR s.overdue,
+           disabled_reason = CASE WHEN s.overdue THEN 'failing' ELSE w.disabled_reason END,
+           updated_at = CASE WHEN s.overdue THEN now() ELSE w.updated_at END
+      FROM streak s
+     WHERE w.org_id = $1 AND w.id = s.id AND (w.failing_since IS NULL OR (s.overdue AND NOT w.disabled))
+    RETURNING s.overdue AS disabled_now
+  ), cancelled AS (
+    UPDATE webhook_deliveries d SET state = 'cancelled', claimed_until = NULL, claimed_by = NULL, updated_at = now()
+     WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.state = 'pending' AND d.id <> $4 AND EXISTS (SELECT 1 FROM flagged WHERE disabled_now)
+    RETURNING d.id
+  )
+  SELECT coalesce((SELECT disabled_now FROM flagged), false) AS disabled_now, (SELECT count(*) FROM cancelled)::int AS cancelled`;
+
+export interface RecordOptions {
+  readonly nodeId: string;
+  /** The wait before the next attempt; null when this was the last. */
+  readonly retryDelayMs: number | null;
+  /** How long every attempt must have failed before the endpoint is disabled. */
+  readonly failingDisableMs: number;
+}
+
+/** Records an attempt and its consequences in one transaction (one round trip on PostgreSQL when prepared). */
+export async function recordAttempt(store: Store, claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Promise<RecordedAttempt> {
+  const record: Statement = {
+    sql: RECORD_ATTEMPT,
+    params: [
+      claim.orgId,
+      claim.endpointId,
+      claim.deliveryId,
+      options.nodeId,
+      result.ok ? 1 : 0,
+      claim.event.uid,
+      result.ok ? null : options.retryDelayMs,
+      claim.attempt,
+      result.status,
+      result.durationMs,
+      result.error === null ? null : withoutNul(result.error),
+      result.responseBody === '' ? null : withoutNul(result.responseBody),
+    ],
+  };
+  const health: Statement = result.ok
+    ? { sql: ENDPOINT_SUCCEEDED, params: [claim.orgId, claim.endpointId] }
+    : { sql: ENDPOINT_FAILED, params: [claim.orgId, claim.endpointId, options.failingDisableMs, claim.deliveryId] };
+  // The endpoint first: an attempt that disables it records no next attempt.
+  const [endpoint, recorded] = await store.transaction((tx) => tx.commitWith([health, record]));
+  const state = ((recorded?.[0] as { state?: DeliveryState } | undefined)?.state ?? 'not_ours') as DeliveryState;
+  const endpointDisabled = (endpoint?.[0] as { disabled_now?: boolean } | undefined)?.disabled_now === true;
+  return { state, endpointDisabled };
+}
+
+/** PostgreSQL text holds no NUL character; a receiver may send one. */
+function withoutNul(text: string): string {
+  return text.replaceAll('\u0000', '');
+}
