@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { API_VERSION } from '../../src/domain/api-version.js';
