@@ -71,6 +71,13 @@ export interface ResourceDefinition {
    * rendered as itself, in definition order.
    */
   readonly renderRow?: (row: Readonly<Record<string, string | null>>) => ApiRecord;
+  /**
+   * A field whose ascending order is the order records arrive in (a log's
+   * created_at, never earlier than any record already there): a cursor page
+   * walking it forwards links `next` even at the end, so a client polls the
+   * link to follow the records that arrive after the last one it read.
+   */
+  readonly appendedBy?: string;
 }
 
 export interface ParentDefinition {
