@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { API_VERSION } from '../../src/domain/api-version.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
+import { events } from '../../src/events/events-resource.js';
+import { schemaProblems } from '../../src/listing/schema-check.js';
 import { allPages, json, useApp, type Page } from '../helpers/app.js';
 import { importLines } from '../helpers/import-lines.js';
 import { postLoanWrite } from '../helpers/loans.js';
@@ -60,6 +62,10 @@ describeEachStore('the events API', (store) => {
     webhooks = basicAuthorization(tenant.org.uid, (await createApiKey(store(), tenant.org.uid, undefined, 'webhooks')).key);
     await importLines(store(), tenant.org.uid, BOOK);
     await publish();
+  });
+
+  it('has the indexes its filters and ordering need, as the schema check reads the events definition', async () => {
+    expect(await schemaProblems(store(), events)).toEqual([]);
   });
 
   it('renders data.object of every object type exactly as GET answers right after the change', async () => {
