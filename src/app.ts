@@ -8,6 +8,7 @@ import { AccessLogController } from './http/access-log.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { answerEveryRequestBeforeHalfClose } from './http/connection-turn.js';
 import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rememberLastResponses } from './http/framework-errors.js';
+import { eventRoutes } from './http/event-routes.js';
 import { healthRoutes } from './http/health-routes.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
@@ -29,6 +30,8 @@ import { httpMetrics } from './metrics/http-metrics.js';
 import { registerWriteQueueMetrics } from './metrics/write-queue-metrics.js';
 import { rateLimits, type RateLimitOptions } from './rate-limits/rate-limits.js';
 import { ledgerCollectionsOf, RESOURCES } from './resources/index.js';
+import { events } from './events/events-resource.js';
+import { servesEvents } from './events/event-types.js';
 import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './store/fair-share.js';
 import { LedgerWriter } from './ledger/ledger-writer.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
@@ -149,9 +152,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const realTimePaths = resources.filter((resource) => (resource.volatileFields ?? []).length > 0).map((resource) => `/api/${resource.path}/`);
   await app.register(realTimeGuard, { role, paths: realTimePaths, databaseOf });
   const authCache = options.authCache && createAuthCache(options.authCache);
+  // The events log is listed like a collection, beside the records its events are about.
+  const withEvents = servesEvents(resources);
   await app.register(resourceRoutes, {
     databaseOf,
-    resources,
+    resources: withEvents ? [...resources, events] : resources,
     publicUrl: options.publicUrl,
     authCache,
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
@@ -168,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (options.metrics) registerWriteQueueMetrics(options.metrics, ledger);
     await app.register(writeRoutes, { ledger, role, resources, authCache, databaseOf });
   }
+  if (withEvents) await app.register(eventRoutes, { databaseOf, authCache });
   registerMethodNotAllowed();
   return app;
 }

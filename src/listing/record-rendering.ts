@@ -1,3 +1,4 @@
+import type { ApiRecord } from './api-record.js';
 import type { FieldDefinition, ResourceDefinition } from './resource-definition.js';
 
 /*
@@ -5,7 +6,7 @@ import type { FieldDefinition, ResourceDefinition } from './resource-definition.
  * selected as exact text (selectList), then turned into its JSON (serializeRecord).
  */
 
-export type ApiRecord = Record<string, string | number | null>;
+export type { ApiRecord, JsonValue } from './api-record.js';
 
 type RowSerializer = (row: Record<string, string | null>) => ApiRecord;
 
@@ -15,7 +16,7 @@ const serializers = new WeakMap<ResourceDefinition, RowSerializer>();
 export function serializeRecord(resource: ResourceDefinition, row: Record<string, string | null>): ApiRecord {
   let serialize = serializers.get(resource);
   if (!serialize) {
-    serialize = compileRowSerializer(resource);
+    serialize = resource.renderRow ?? compileRowSerializer(resource);
     serializers.set(resource, serialize);
   }
   return serialize(row);
@@ -34,7 +35,8 @@ function compileRowSerializer(resource: ResourceDefinition): RowSerializer {
     const key = JSON.stringify(name);
     // NUMERIC columns hold at most 15 significant digits, which an IEEE
     // double represents and prints back exactly.
-    const present = field.type === 'decimal' ? `Number(row[${key}] ?? '')` : `row[${key}] ?? ''`;
+    const present =
+      field.type === 'decimal' ? `Number(row[${key}] ?? '')` : field.type === 'json' ? `JSON.parse(row[${key}] ?? 'null')` : `row[${key}] ?? ''`;
     const value = field.nullable ? `row[${key}] === null ? null : ${present}` : present;
     return `${key}: ${value}`;
   });
@@ -53,6 +55,7 @@ export function selectExpression(column: string, field: FieldDefinition): string
     case 'timestamp':
       return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
     case 'decimal':
+    case 'json':
       return `${column}::text`;
     case 'string':
       return column;

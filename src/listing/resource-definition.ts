@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import type { ApiRecord } from './api-record.js';
 
 /**
  * What the list engine, the router and the OpenAPI generator know about a
@@ -61,6 +62,22 @@ export interface ResourceDefinition {
    * A nested collection has no retrieve route and needs no uid field.
    */
   readonly parent?: ParentDefinition;
+  /**
+   * Renders a selected row (each field's exact text under its name) into the
+   * record, for a collection whose JSON is not its columns one for one: an
+   * event renders `data.object` from a `json` field by the definition of the
+   * record the event is about (src/events/event-rendering.ts). The fields are
+   * then what is selected, filtered and ordered by; absent, each field is
+   * rendered as itself, in definition order.
+   */
+  readonly renderRow?: (row: Readonly<Record<string, string | null>>) => ApiRecord;
+  /**
+   * A field whose ascending order is the order records arrive in (a log's
+   * created_at, never earlier than any record already there): a cursor page
+   * walking it forwards links `next` even at the end, so a client polls the
+   * link to follow the records that arrive after the last one it read.
+   */
+  readonly appendedBy?: string;
 }
 
 export interface ParentDefinition {
@@ -83,7 +100,8 @@ export function collectionPathOf(resource: ResourceDefinition, parentUid = '{uid
   return resource.parent ? `${collectionPathOf(resource.parent.resource)}/${parentUid}/${resource.path}` : resource.path;
 }
 
-export type FieldType = 'string' | 'timestamp' | 'decimal';
+/** `json`: a jsonb column, selected as its text and rendered as the JSON it holds. */
+export type FieldType = 'string' | 'timestamp' | 'decimal' | 'json';
 
 export interface FieldDefinition {
   /** Column of the resource's table (trusted SQL, never user input). */
@@ -111,7 +129,8 @@ export interface FilterDefinition {
   readonly param: string;
   /** The field it compares. */
   readonly field: string;
-  readonly operator: '=' | '>=' | '<=';
+  /** `= any`: the value is a PostgreSQL array literal (`{a,b}`) and the column equals one of its elements. */
+  readonly operator: '=' | '>=' | '<=' | '= any';
   readonly value: ValueParser;
   readonly description: string;
   /**

@@ -27,6 +27,7 @@ const COMPATIBLE_TYPES: Record<FieldType, (type: ColumnRow) => boolean> = {
   string: (column) => column.category === 'S',
   timestamp: (column) => column.type === 'timestamptz',
   decimal: (column) => column.category === 'N',
+  json: (column) => column.type === 'jsonb',
 };
 
 interface ColumnRow {

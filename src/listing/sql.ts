@@ -223,6 +223,10 @@ export function whereOf(resource: ResourceDefinition, query: ListQuery): string 
       return;
     }
     const field = fieldOf(resource, filter.field);
+    if (filter.operator === '= any') {
+      conditions.push(`${field.column} = ANY ($${index + 2}::text[])`);
+      return;
+    }
     const placeholder = field.type === 'timestamp' ? `$${index + 2}::timestamptz` : `$${index + 2}`;
     conditions.push(`${field.column} ${filter.operator} ${placeholder}`);
   });
@@ -252,6 +256,8 @@ export function castOf(field: FieldDefinition): string {
       return '::numeric';
     case 'string':
       return '::text';
+    case 'json':
+      return '::jsonb';
   }
 }
 

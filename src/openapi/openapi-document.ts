@@ -13,6 +13,9 @@ import { answerHeaderComponents, corsPreflightResponse, declareAnswerHeaders } f
 import { CORS_PREFLIGHT, declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
 import { ledgerCollectionsOf } from '../resources/index.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
+import { events } from '../events/events-resource.js';
+import { servesEvents } from '../events/event-types.js';
+import { eventSchemas, eventWebhooks, resendPath } from './event-operations.js';
 
 /**
  * Problems each operation can answer besides its 200 (the methods a path does not serve answer 405: see
@@ -56,8 +59,11 @@ const DESCRIPTION = `The read side of a lending platform: list and look up the p
  */
 export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObject {
   const { resources } = options;
+  // The events log is listed like a collection, beside the records its events are about.
+  const withEvents = servesEvents(resources);
+  const listed = withEvents ? [...resources, events] : resources;
   const paths: Record<string, JsonObject> = {};
-  for (const resource of resources) {
+  for (const resource of listed) {
     paths[`/api/${collectionPathOf(resource)}/`] = { get: listOperation(resource) };
     if (!resource.parent) paths[`/api/${resource.path}/{uid}/`] = { get: retrieveOperation(resource) };
   }
@@ -68,6 +74,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   // Loans are written through the ledger too: POST beside their GET.
   const loanSchemas = written?.loans ? loanWriteSchemas(written.loans, written.limits) : undefined;
   if (written?.loans) for (const [path, post] of Object.entries(loanWriteOperations(written.loans, written.limits))) paths[path] = { ...paths[path], post };
+  if (withEvents) Object.assign(paths, resendPath(events));
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = {
@@ -89,13 +96,14 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     // x-internal: false — the API is for the organizations' own systems, not only the operator's.
     servers: [{ url: '/', description: 'The installation serving this document at `/api/openapi.json`, whichever environment it is (local, staging or production): the URL is relative to where the document was fetched.', 'x-internal': false }],
     tags: [
-      ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
+      ...listed.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
       { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
     security: [{ basicAuth: [] }],
     paths,
+    ...(withEvents ? { webhooks: eventWebhooks() } : {}),
     components: {
       securitySchemes: {
         basicAuth: {
@@ -111,6 +119,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
             [pageSchemaName(resource), pageSchema(resource)],
           ]),
         ),
+        ...(withEvents ? eventSchemas(events) : {}),
         ...problemSchemas(),
         ...ledger?.schemas,
         ...loanSchemas,

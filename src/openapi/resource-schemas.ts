@@ -50,6 +50,8 @@ function fieldSchema(field: FieldDefinition): JsonObject {
       return { type: type('string'), format: 'date-time', maxLength: TIMESTAMP_LENGTH, pattern: TIMESTAMP_PATTERN, ...common, ...values };
     case 'decimal':
       return { type: type('number'), ...common, ...values };
+    case 'json':
+      return { type: type('object'), ...common };
   }
 }
 

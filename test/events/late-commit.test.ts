@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
+import type { Page } from '../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { openPostgresTestStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -22,10 +25,29 @@ async function eventsAfter(store: Awaited<ReturnType<typeof openPostgresTestStor
   );
 }
 
+/**
+ * The log through the HTTP API, as a client follows it: from `url` (a cursor link), `next` after `next` until
+ * a page is not full; the events read and the link to follow later (an oldest-first walk always gives one).
+ */
+async function walkApi(app: FastifyInstance, authorization: string, url: string): Promise<{ events: LoggedEvent[]; next: string }> {
+  const events: LoggedEvent[] = [];
+  let next = url;
+  for (;;) {
+    const response = await app.inject({ url: next, headers: { authorization } });
+    expect(response.statusCode, response.body).toBe(200);
+    const page = response.json<Page<{ id: string; type: string; created_at: string; data: { object: { uid: string } } }>>();
+    events.push(...page.items.map((event) => ({ uid: event.id, type: event.type, object_uid: event.data.object.uid, created_at: event.created_at })));
+    expect(page.next).not.toBeNull();
+    next = new URL(page.next!).pathname + new URL(page.next!).search;
+    if (page.items.length < 10) return { events, next };
+  }
+}
+
 // Needs a second connection holding a transaction open while others commit: PostgreSQL only (PGlite is one connection).
 describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('the event log and a transaction that commits late (on postgres)', () => {
   it('a walk from the last event read still finds the event of a transaction that began before it and committed after it', async () => {
     const store = await openPostgresTestStore(postgresUrl, 4);
+    const app = await buildApp({ store });
     try {
       const tenant = await createTenant(store, 'Late commit', 'write');
       const orgId = tenant.org.id;
@@ -36,6 +58,10 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('the event lo
       await publishAllEvents(store, orgId);
       const seeded = await eventsAfter(store, orgId, null);
       let cursor = seeded.at(-1)?.created_at ?? null;
+      // A client of the API, walking the log oldest first by cursor.
+      const read = await walkApi(app, tenant.authorization, '/api/events/?order_by=created_at&cursor=');
+      expect(read.events).toEqual(seeded);
+      let apiNext = read.next;
 
       let releaseLate!: () => void;
       const lateMayCommit = new Promise<void>((resolve) => (releaseLate = resolve));
@@ -57,12 +83,19 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('the event lo
       const whileOpen = await eventsAfter(store, orgId, cursor);
       expect(whileOpen.map((event) => `${event.type} ${event.object_uid}`)).toEqual(Array.from({ length: 3 }, () => 'credit_limit.updated cl_quick'));
       cursor = whileOpen.at(-1)?.created_at ?? cursor;
+      const readWhileOpen = await walkApi(app, tenant.authorization, apiNext);
+      expect(readWhileOpen.events).toEqual(whileOpen);
+      apiNext = readWhileOpen.next;
 
       releaseLate();
       await late;
       await publishAllEvents(store, orgId);
       const afterCommit = await eventsAfter(store, orgId, cursor);
       expect(afterCommit.map((event) => `${event.type} ${event.object_uid}`)).toEqual(['credit_limit.updated cl_late']);
+      // The API walk, continued from the link it held, finds the late event too: nothing missed.
+      const readAfterCommit = await walkApi(app, tenant.authorization, apiNext);
+      expect(readAfterCommit.events).toEqual(afterCommit);
+      expect([...read.events, ...readWhileOpen.events, ...readAfterCommit.events]).toEqual(await eventsAfter(store, orgId, null));
 
       const all = await eventsAfter(store, orgId, null);
       const quickUpdates = all.filter((event) => event.object_uid === 'cl_quick' && event.type === 'credit_limit.updated');
@@ -70,6 +103,7 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('the event lo
       const stamps = all.map((event) => event.created_at);
       expect(new Set(stamps).size).toBe(stamps.length);
     } finally {
+      await app.close();
       await store.close();
     }
   });

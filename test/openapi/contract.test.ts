@@ -7,6 +7,7 @@ import { OpenApiContract } from '../helpers/openapi-contract.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { insertRecords, keyFieldOf, listPathOf, sampleRecords } from '../helpers/fixtures/index.js';
 import { collectionPathOf } from '../../src/listing/resource-definition.js';
+import { publishAllEvents } from '../../src/events/publish-events.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
@@ -49,6 +50,10 @@ describeEachStore('responses match the OpenAPI document', (store) => {
       await insertRecords(store(), resource, tenant.org.id, records);
       uids[`/api/${resource.path}/`] = records[0]![keyFieldOf(resource)]!;
     }
+    // The records' events, in the log: more than a page of them.
+    await publishAllEvents(store(), tenant.org.id);
+    const [event] = await store().query<{ uid: string }>('SELECT uid FROM events WHERE org_id = $1 LIMIT 1', [tenant.org.id]);
+    uids['/api/events/'] = event!.uid;
   });
   afterAll(async () => {
     await app.close();
@@ -116,7 +121,7 @@ describeEachStore('responses match the OpenAPI document', (store) => {
   });
 
   it('documents exactly the collections the server serves', () => {
-    expect([...collectionPaths, ...nestedPaths].sort()).toEqual(RESOURCES.map((resource) => `/api/${collectionPathOf(resource)}/`).sort());
+    expect([...collectionPaths, ...nestedPaths].sort()).toEqual([...RESOURCES.map((resource) => `/api/${collectionPathOf(resource)}/`), '/api/events/'].sort());
   });
 
   for (const { template: path, url: listUrl, resource } of lists) {

@@ -6,8 +6,9 @@ import { loadConfig } from '../../src/config.js';
 import { rateLimitHeaderSchemas } from '../../src/openapi/answer-headers.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
 import { describeEachStore } from '../helpers/stores.js';
-import { createTenant, type Tenant } from '../helpers/tenants.js';
+import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 import { useWriter } from '../helpers/writes.js';
 
 const document = lendingApiDocument();
@@ -47,7 +48,7 @@ describe('the bounds the document declares on what a request sends', () => {
     expect(boundedParameters.filter(({ parameter }) => parameter.in === 'query').length).toBeGreaterThan(25);
     expect(new Set(boundedParameters.map(({ parameter }) => parameter.in))).toEqual(new Set(['query', 'path', 'header']));
     expect(boundedMembers.map(({ member }) => member).sort()).toEqual(
-      ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference'].sort(),
+      ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference', 'endpoint'].sort(),
     );
   });
 });
@@ -67,12 +68,15 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
   let app: FastifyInstance;
   let reader: Tenant;
   let limit: string;
+  /** The writer's organization's key with the webhooks scope (an event's resend). */
+  let webhooks: string;
   const { writer, newLimit } = useWriter(store);
 
   beforeAll(async () => {
     app = await buildApp({ store: store(), rateLimit: { perMinute: 0, writesPerMinute: 0, authFailuresPerMinute: 0 } });
     reader = await createTenant(store());
     limit = await newLimit('100.00');
+    webhooks = basicAuthorization(writer().org.uid, (await createApiKey(store(), writer().org.uid, undefined, 'webhooks')).key);
   });
   afterAll(async () => {
     await app.close();
@@ -143,7 +147,7 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
     return app.inject({
       method: 'POST',
       url,
-      headers: { authorization: writer().authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...headers },
+      headers: { authorization: url.includes('/resend/') ? webhooks : writer().authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...headers },
       payload: JSON.stringify(body),
     });
   }

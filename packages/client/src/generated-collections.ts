@@ -4,7 +4,7 @@
  */
 
 import { ListClient, ResourceClient, type Connection } from './resource-client.js';
-import type { CreditLimit, CreditLimitListParams, Entity, EntityListParams, LedgerEntry, LedgerEntryListParams, Loan, LoanListParams, PaymentMethod, PaymentMethodListParams } from './generated.js';
+import type { CreditLimit, CreditLimitListParams, Entity, EntityListParams, Event, EventListParams, LedgerEntry, LedgerEntryListParams, Loan, LoanListParams, PaymentMethod, PaymentMethodListParams } from './generated.js';
 
 /** `/api/limits/` and the collections nested under one CreditLimit. */
 export class CreditLimitCollection extends ResourceClient<CreditLimit, CreditLimitListParams> {
@@ -24,11 +24,14 @@ export class LendingCollections {
   readonly entities: ResourceClient<Entity, EntityListParams>;
   /** `/api/loans/`: `list`, `retrieve` and `listAll` of Loan records. */
   readonly loans: ResourceClient<Loan, LoanListParams>;
+  /** `/api/events/`: `list`, `retrieve` and `listAll` of Event records. */
+  readonly events: ResourceClient<Event, EventListParams>;
 
   constructor(connection: Connection) {
     this.paymentMethods = new ResourceClient(connection, 'methods');
     this.creditLimits = new CreditLimitCollection(connection, 'limits');
     this.entities = new ResourceClient(connection, 'entities');
     this.loans = new ResourceClient(connection, 'loans');
+    this.events = new ResourceClient(connection, 'events');
   }
 }

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import type { AuthCache } from '../auth/auth-cache.js';
+import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import { ApiError, type ParamError } from '../domain/errors.js';
+import { ASCII_CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
+import { resendEvent } from '../events/resend-event.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
+import { decodeJsonBody } from './json-body-text.js';
+import type { DatabaseOf } from './request-database.js';
+import { closeIfBodyPending } from './unread-body.js';
+import { parseBodyObject, refuseUnknownMembers, typeName } from './write-body.js';
+
+export interface EventRoutesOptions {
+  databaseOf: DatabaseOf;
+  authCache?: AuthCache | undefined;
+}
+
+export const RESEND_PATH = '/api/events/:uid/resend/';
+const MAX_ENDPOINT_ID_LENGTH = 255;
+
+/**
+ * `POST /api/events/{id}/resend/` (SPEC §3c): a key with the `webhooks`
+ * scope queues the event for delivery again, now, to every enabled endpoint
+ * that wants it or to the one the body names (`{"endpoint": "we_…"}`, even
+ * if it no longer wants the event). 202 with the endpoints it was queued
+ * for. No Idempotency-Key: resending twice sends twice. The list and the
+ * retrieve are the list engine's (resource-routes.ts).
+ */
+export async function eventRoutes(app: FastifyInstance, options: EventRoutesOptions): Promise<void> {
+  const { databaseOf, authCache } = options;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, decodeJsonBody(request.headers['content-type'], body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+  authenticateWithLimits(app, basicAuthHook(databaseOf, authCache), 'writes');
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (requireAuth(request).scope !== 'webhooks') {
+      throw new ApiError('insufficient_scope', 'resending an event needs a key created with `key create --scope webhooks`');
+    }
+    done();
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('cache-control', 'no-store');
+    closeIfBodyPending(request, reply);
+    done(null, payload);
+  });
+
+  app.post<{ Params: { uid: string } }>(RESEND_PATH, { bodyLimit: MAX_WRITE_BODY_BYTES, config: { readsBody: true } }, async (request, reply) => {
+    const { orgId } = requireAuth(request);
+    const endpoint = endpointOf(typeof request.body === 'string' ? request.body : undefined);
+    const resend = await resendEvent(databaseOf(request), orgId, request.params.uid, endpoint);
+    return reply.code(202).send(resend);
+  });
+}
+
+/** The body's optional `endpoint`: none (no body, or `{}`) resends to every endpoint that wants the event. */
+function endpointOf(raw: string | undefined): string | undefined {
+  if ((raw ?? '').trim() === '') return undefined;
+  const body = parseBodyObject(raw, 'endpoint', '{"endpoint": "we_…"}');
+  const errors: ParamError[] = refuseUnknownMembers(body, ['endpoint']);
+  const value = body.endpoint;
+  if (value !== undefined) {
+    if (typeof value !== 'string') errors.push({ param: 'endpoint', detail: `endpoint must be a webhook endpoint's id string, got ${typeName(value)}` });
+    else if (value.length === 0 || value.length > MAX_ENDPOINT_ID_LENGTH || value.search(ASCII_CONTROL_CHARACTERS) !== -1 || hasLoneSurrogate(value)) {
+      errors.push({ param: 'endpoint', detail: `endpoint must be an id of 1–${MAX_ENDPOINT_ID_LENGTH} characters, well-formed, without control characters` });
+    }
+  }
+  if (errors.length > 0) throw ApiError.invalidBody(errors);
+  return typeof value === 'string' ? value : undefined;
+}
