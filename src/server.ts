@@ -21,6 +21,7 @@ import { FairShare } from './store/fair-share.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
 import { scheduleEventPrune } from './events/event-prune-job.js';
 import { nodeDeliverer } from './webhooks/node-deliverer.js';
+import { renderDeliveredEvent } from './events/event-body.js';
 
 /** How often `serve` prunes events past EVENT_RETENTION_DAYS (a run deletes in batches of 1000 rows). */
 const EVENT_PRUNE_INTERVAL_MS = 15 * 60_000;
@@ -84,7 +85,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
     // The node's share of the database and its one ledger: every write of this process goes through it.
     const share = new FairShare({ slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg });
     const inMemoryStore = config.store.kind === 'pglite' && config.store.dataDir === undefined;
-    const deliverer = nodeDeliverer(openedStore, config.webhookDelivery, inMemoryStore, metrics, logger);
+    const deliverer = nodeDeliverer(openedStore, config.webhookDelivery, inMemoryStore, metrics, logger, renderDeliveredEvent);
     const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: () => deliverer?.wake() });
     const ledger = new LedgerWriter(openedStore, {
       idempotencyTtlHours: config.idempotencyKeyTtlHours,

@@ -12,7 +12,7 @@ const EVENT_TRIGGER_FUNCTIONS = ['events_record_inserted', 'events_record_update
  * make events of changes no client can see. Empty when the table records no
  * events or records them as declared.
  */
-export async function eventTriggerProblems(db: Queryable, resource: ResourceDefinition, tableOid: string): Promise<string[]> {
+export async function eventTriggerProblems(db: Queryable, resource: ResourceDefinition, tableOid: string, tableColumns: ReadonlySet<string>): Promise<string[]> {
   const triggers = await db.query<{ function: string; args: string }>(
     `SELECT p.proname AS function, encode(t.tgargs, 'escape') AS args
        FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
@@ -21,7 +21,8 @@ export async function eventTriggerProblems(db: Queryable, resource: ResourceDefi
   );
   if (triggers.length === 0) return [];
   const problems: string[] = [];
-  const declared = new Set(Object.values(resource.fields).map((field) => field.column));
+  // A column the table lacks is reported as missing already.
+  const declared = new Set(Object.values(resource.fields).map((field) => field.column).filter((column) => tableColumns.has(column)));
   for (const fn of EVENT_TRIGGER_FUNCTIONS) {
     const trigger = triggers.find((candidate) => candidate.function === fn);
     if (!trigger) {

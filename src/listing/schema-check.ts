@@ -118,7 +118,7 @@ export async function schemaProblems(db: Queryable, resource: ResourceDefinition
   for (const filter of resource.filters) needIndex(`filter ${filter.param}`, filter.field);
 
   if (resource.countedRows) problems.push(...(await rowCountProblems(db, resource, table.oid)).map((problem) => `${where}: ${problem}`));
-  problems.push(...(await eventTriggerProblems(db, resource, table.oid)).map((problem) => `${where}: ${problem}`));
+  problems.push(...(await eventTriggerProblems(db, resource, table.oid, new Set(columnByName.keys()))).map((problem) => `${where}: ${problem}`));
   return problems;
 }
 

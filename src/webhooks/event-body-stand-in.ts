@@ -1,26 +1,5 @@
-import { API_VERSION } from '../domain/api-version.js';
-import type { EventRow } from './delivery-claims.js';
 import type { SecretBox } from './secret-box.js';
 import type { EndpointSecretsRow } from './delivery-claims.js';
-
-/**
- * STAND-IN until src/events/event-rendering.ts (renderEvent) lands: the event
- * JSON with data.object as stored (column names, to_jsonb values), not yet
- * as GET renders the record. server.ts swaps in the real one.
- */
-export function renderEventStandIn(event: EventRow): Record<string, unknown> {
-  return {
-    id: event.uid,
-    object: 'event',
-    type: event.type,
-    created_at: event.created_at,
-    api_version: API_VERSION,
-    data: { object: event.data_object, ...(event.previous_attributes === null ? {} : { previous_attributes: event.previous_attributes }) },
-    request_id: event.request_id,
-    idempotency_key: event.idempotency_key,
-    import_id: event.import_id,
-  };
-}
 
 /**
  * STAND-IN until src/webhooks/endpoint-secrets.ts (signingSecretsOf) lands:

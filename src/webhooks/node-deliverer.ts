@@ -6,7 +6,8 @@ import type { WebhookDeliverySettings } from '../domain/webhook-delivery-setting
 import { registerWebhookMetrics } from '../metrics/webhook-metrics.js';
 import type { Store } from '../store/store.js';
 import { Deliverer } from './deliverer.js';
-import { renderEventStandIn, signingSecretsStandIn } from './event-body-stand-in.js';
+import type { EventRow } from './delivery-claims.js';
+import { signingSecretsStandIn } from './event-body-stand-in.js';
 import { SecretBox } from './secret-box.js';
 
 /**
@@ -20,6 +21,8 @@ export function nodeDeliverer(
   inMemoryStore: boolean,
   metrics: Registry,
   log: FastifyBaseLogger,
+  /** The event as GET /api/events/{id}/ renders it (src/events/event-body.ts: events/ sits above webhooks/). */
+  renderEvent: (event: EventRow) => Record<string, unknown>,
 ): Deliverer | undefined {
   // pglite://memory: nothing sealed outlives the process, so a key of its own will do.
   const key = settings.secretKey ?? (inMemoryStore ? randomBytes(32) : undefined);
@@ -34,9 +37,8 @@ export function nodeDeliverer(
     nodeId: `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`,
     policy: { allowPrivate: settings.allowPrivate, allowHosts: settings.allowHosts },
     claimMs: settings.claimMs,
-    // Swapped for src/webhooks/endpoint-secrets.ts signingSecretsOf and src/events/event-rendering.ts renderEvent when they land.
     secretsOf: (row) => signingSecretsStandIn(box, row, new Date()),
-    renderEvent: renderEventStandIn,
+    renderEvent,
     observer,
     log,
   });

@@ -45,7 +45,10 @@ const event = (n: number): Event => ({
   type: 'credit_limit.updated',
   created_at: `2026-11-28T03:13:08.${String(n).padStart(6, '0')}Z`,
   api_version: '2026-11-25',
-  data: { object: { uid: 'cl_1', balance: 750 }, previous_attributes: { balance: 1000 } },
+  data: {
+    object: { uid: 'cl_1', entity: 'ent_1', currency: 'USD', capacity: 1000, outstanding: 250, balance: 750, rate: 0.0005, created_at: '2026-11-28T03:13:08.000000Z', updated_at: '2026-11-28T03:13:08.000000Z' },
+    previous_attributes: { balance: 1000 },
+  },
   request_id: `req_${n}`,
   idempotency_key: `key_${n}`,
   import_id: null,

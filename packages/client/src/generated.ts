@@ -12,326 +12,6 @@
 export type Event = PaymentMethodEvent | EntityEvent | CreditLimitEvent | LoanEvent | LedgerEntryEvent;
 
 /**
- * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "PaymentMethod".
- */
-export interface PaymentMethod {
-  /**
-   * Stable public identifier.
-   */
-  uid: string;
-  /**
-   * UID of the entity (borrower) it belongs to.
-   */
-  entity: string;
-  /**
-   * Payment rail.
-   */
-  type: 'ACH' | 'SEPA' | 'BACS' | 'WIRE' | 'CARD';
-  /**
-   * ISO 4217 code, upper case.
-   */
-  currency: string;
-  /**
-   * Last two digits of the account number.
-   */
-  last_2: string;
-  /**
-   * When the record was created: RFC 3339, UTC, always six fractional digits.
-   */
-  created_at: string;
-  /**
-   * When the record last changed: RFC 3339, UTC, always six fractional digits.
-   */
-  updated_at: string;
-}
-/**
- * One page of payment methods: at most 10 items, and the exact count of all that match.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "PaymentMethodPage".
- */
-export interface PaymentMethodPage {
-  /**
-   * Exact number of matching records.
-   */
-  count: number;
-  /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
-   */
-  next: string | null;
-  /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
-   */
-  previous: string | null;
-  /**
-   * @maxItems 10
-   */
-  items: PaymentMethod[];
-}
-/**
- * An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "CreditLimit".
- */
-export interface CreditLimit {
-  /**
-   * Stable public identifier.
-   */
-  uid: string;
-  /**
-   * UID of the entity (borrower) it belongs to.
-   */
-  entity: string;
-  /**
-   * The limit's currency (ISO 4217).
-   */
-  currency: string;
-  /**
-   * The most the entity may borrow.
-   */
-  capacity: number;
-  /**
-   * Amount currently drawn.
-   */
-  outstanding: number;
-  /**
-   * Credit still available: capacity − outstanding.
-   */
-  balance: number;
-  /**
-   * Daily interest rate.
-   */
-  rate: number;
-  /**
-   * When the record was created: RFC 3339, UTC, always six fractional digits.
-   */
-  created_at: string;
-  /**
-   * When the record last changed: RFC 3339, UTC, always six fractional digits.
-   */
-  updated_at: string;
-}
-/**
- * One page of credit limits: at most 10 items, and the exact count of all that match.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "CreditLimitPage".
- */
-export interface CreditLimitPage {
-  /**
-   * Exact number of matching records.
-   */
-  count: number;
-  /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
-   */
-  next: string | null;
-  /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
-   */
-  previous: string | null;
-  /**
-   * @maxItems 10
-   */
-  items: CreditLimit[];
-}
-/**
- * A borrower: the entity that payment methods and credit limits belong to (their `entity` field is its uid).
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "Entity".
- */
-export interface Entity {
-  /**
-   * Stable public identifier.
-   */
-  uid: string;
-  /**
-   * Legal or trading name.
-   */
-  name: string;
-  /**
-   * Country of registration: ISO 3166-1 alpha-2, upper case.
-   */
-  country: string;
-  /**
-   * When the record was created: RFC 3339, UTC, always six fractional digits.
-   */
-  created_at: string;
-  /**
-   * When the record last changed: RFC 3339, UTC, always six fractional digits.
-   */
-  updated_at: string;
-}
-/**
- * One page of entities: at most 10 items, and the exact count of all that match.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "EntityPage".
- */
-export interface EntityPage {
-  /**
-   * Exact number of matching records.
-   */
-  count: number;
-  /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
-   */
-  next: string | null;
-  /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
-   */
-  previous: string | null;
-  /**
-   * @maxItems 10
-   */
-  items: Entity[];
-}
-/**
- * A drawdown or repayment of a credit limit, as recorded: entries are never changed or deleted, and the limit's outstanding is their sum.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "LedgerEntry".
- */
-export interface LedgerEntry {
-  /**
-   * The entry's id, unique in the organization: recording the same id again changes nothing.
-   */
-  id: string;
-  /**
-   * drawdown (outstanding grows) or repayment (it shrinks).
-   */
-  kind: 'drawdown' | 'repayment';
-  /**
-   * Amount moved, in the limit's currency; always positive.
-   */
-  amount: number;
-  /**
-   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
-   */
-  at: string;
-  /**
-   * The writer's own reference (e.g. a loan or payment id); null when none was given.
-   */
-  reference: string | null;
-  /**
-   * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
-   */
-  loan?: string | null;
-  /**
-   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
-   */
-  key_id: string | null;
-  /**
-   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
-   */
-  created_at: string;
-}
-/**
- * One page of ledger entries: at most 10 items, and the exact count of all that match.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "LedgerEntryPage".
- */
-export interface LedgerEntryPage {
-  /**
-   * Exact number of matching records.
-   */
-  count: number;
-  /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
-   */
-  next: string | null;
-  /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
-   */
-  previous: string | null;
-  /**
-   * @maxItems 10
-   */
-  items: LedgerEntry[];
-}
-/**
- * Money lent to an entity on one of its credit limits and paid out to one of its payment methods. outstanding is real time: principal − repayments, and the limit's outstanding moves with it.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "Loan".
- */
-export interface Loan {
-  /**
-   * Stable public identifier.
-   */
-  uid: string;
-  /**
-   * UID of the borrowing entity (the credit limit's and the payment method's).
-   */
-  entity: string;
-  /**
-   * UID of the credit limit it draws on.
-   */
-  credit_limit: string;
-  /**
-   * UID of the payment method the principal is paid out to (same entity, same currency).
-   */
-  payment_method: string;
-  /**
-   * The limit's currency (ISO 4217).
-   */
-  currency: string;
-  /**
-   * Amount lent.
-   */
-  principal: number;
-  /**
-   * principal − repayments (real time).
-   */
-  outstanding: number;
-  /**
-   * active while outstanding > 0, then repaid.
-   */
-  status: 'active' | 'repaid';
-  /**
-   * The lender's own id for it; null when none was given.
-   */
-  reference: string | null;
-  /**
-   * When the record was created: RFC 3339, UTC, always six fractional digits.
-   */
-  created_at: string;
-  /**
-   * When the record last changed: RFC 3339, UTC, always six fractional digits.
-   */
-  updated_at: string;
-}
-/**
- * One page of loans: at most 10 items, and the exact count of all that match.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "LoanPage".
- */
-export interface LoanPage {
-  /**
-   * Exact number of matching records.
-   */
-  count: number;
-  /**
-   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
-   */
-  next: string | null;
-  /**
-   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
-   */
-  previous: string | null;
-  /**
-   * @maxItems 10
-   */
-  items: Loan[];
-}
-/**
  * An event about a payment method: `payment_method.created`, `payment_method.updated`.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -356,7 +36,7 @@ export interface PaymentMethodEvent {
    */
   api_version: string;
   data: {
-    object: PaymentMethod1;
+    object: PaymentMethod;
     /**
      * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
      */
@@ -405,9 +85,9 @@ export interface PaymentMethodEvent {
   import_id: string | null;
 }
 /**
- * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
+ * The payment method exactly as GET renders it right after the change.
  */
-export interface PaymentMethod1 {
+export interface PaymentMethod {
   /**
    * Stable public identifier.
    */
@@ -462,7 +142,7 @@ export interface EntityEvent {
    */
   api_version: string;
   data: {
-    object: Entity1;
+    object: Entity;
     /**
      * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
      */
@@ -503,9 +183,9 @@ export interface EntityEvent {
   import_id: string | null;
 }
 /**
- * A borrower: the entity that payment methods and credit limits belong to (their `entity` field is its uid).
+ * The entity exactly as GET renders it right after the change.
  */
-export interface Entity1 {
+export interface Entity {
   /**
    * Stable public identifier.
    */
@@ -552,7 +232,7 @@ export interface CreditLimitEvent {
    */
   api_version: string;
   data: {
-    object: CreditLimit1;
+    object: CreditLimit;
     /**
      * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
      */
@@ -609,9 +289,9 @@ export interface CreditLimitEvent {
   import_id: string | null;
 }
 /**
- * An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.
+ * The credit limit exactly as GET renders it right after the change.
  */
-export interface CreditLimit1 {
+export interface CreditLimit {
   /**
    * Stable public identifier.
    */
@@ -674,7 +354,7 @@ export interface LoanEvent {
    */
   api_version: string;
   data: {
-    object: Loan1;
+    object: Loan;
     /**
      * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
      */
@@ -739,9 +419,9 @@ export interface LoanEvent {
   import_id: string | null;
 }
 /**
- * Money lent to an entity on one of its credit limits and paid out to one of its payment methods. outstanding is real time: principal − repayments, and the limit's outstanding moves with it.
+ * The loan exactly as GET renders it right after the change.
  */
-export interface Loan1 {
+export interface Loan {
   /**
    * Stable public identifier.
    */
@@ -812,7 +492,7 @@ export interface LedgerEntryEvent {
    */
   api_version: string;
   data: {
-    object: LedgerEntry1;
+    object: LedgerEntry;
     /**
      * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
      */
@@ -865,7 +545,481 @@ export interface LedgerEntryEvent {
   import_id: string | null;
 }
 /**
+ * The ledger entry exactly as GET renders it right after the change.
+ */
+export interface LedgerEntry {
+  /**
+   * The entry's id, unique in the organization: recording the same id again changes nothing.
+   */
+  id: string;
+  /**
+   * drawdown (outstanding grows) or repayment (it shrinks).
+   */
+  kind: 'drawdown' | 'repayment';
+  /**
+   * Amount moved, in the limit's currency; always positive.
+   */
+  amount: number;
+  /**
+   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
+   */
+  at: string;
+  /**
+   * The writer's own reference (e.g. a loan or payment id); null when none was given.
+   */
+  reference: string | null;
+  /**
+   * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
+   */
+  loan?: string | null;
+  /**
+   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
+   */
+  key_id: string | null;
+  /**
+   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
+   */
+  created_at: string;
+}
+/**
+ * Query parameters of `listEvents`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EventListParams".
+ */
+export interface EventListParams {
+  /**
+   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  created_from?: string;
+  /**
+   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
+   */
+  created_to?: string;
+  /**
+   * Event type, or a prefix such as `credit_limit.*`. An event type (payment_method.created, payment_method.updated, entity.created, entity.updated, credit_limit.created, credit_limit.updated, loan.created, loan.updated, loan.repaid, ledger_entry.created) or a prefix such as `credit_limit.*` for every type of one object. For example `credit_limit.*` or `loan.repaid`.
+   */
+  type?: string;
+  /**
+   * UID of the record the events are about (a ledger entry: its id). For example `ent_1`.
+   */
+  object?: string;
+  /**
+   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
+   */
+  order_by?: 'created_at' | '-created_at';
+  /**
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
+   */
+  page?: number;
+  /**
+   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
+   */
+  cursor?: string;
+}
+/**
+ * Optional: the one endpoint to resend to.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EventResendInput".
+ */
+export interface EventResendInput {
+  /**
+   * Id of one of your webhook endpoints (`we_…`): the event goes to it alone, even if it no longer wants the event.
+   */
+  endpoint?: string;
+}
+/**
+ * The answer to a resend (202): the endpoints the event was queued for.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EventResendResult".
+ */
+export interface EventResendResult {
+  object: 'event_resend';
+  /**
+   * The event, `evt_…`.
+   */
+  event: string;
+  /**
+   * The endpoints (`we_…`) it was queued for.
+   */
+  endpoints: string[];
+}
+/**
+ * Where the organization's events are delivered. Its secret is never listed.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpoint".
+ */
+export interface WebhookEndpoint {
+  /**
+   * The endpoint's id, `we_…`.
+   */
+  id: string;
+  object: 'webhook_endpoint';
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url: string;
+  /**
+   * Free text for people.
+   */
+  description: string | null;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events: string[];
+  /**
+   * Whether deliveries are stopped.
+   */
+  disabled: boolean;
+  /**
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API.
+   */
+  disabled_reason: 'failing' | 'requested' | null;
+  /**
+   * When the endpoint was created.
+   */
+  created_at: string;
+  /**
+   * When the endpoint last changed.
+   */
+  updated_at: string;
+}
+/**
+ * The answer of create and rotate_secret: the endpoint and its signing secret, shown this once.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointWithSecret".
+ */
+export interface WebhookEndpointWithSecret {
+  /**
+   * The endpoint's id, `we_…`.
+   */
+  id: string;
+  object: 'webhook_endpoint';
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url: string;
+  /**
+   * Free text for people.
+   */
+  description: string | null;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events: string[];
+  /**
+   * Whether deliveries are stopped.
+   */
+  disabled: boolean;
+  /**
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API.
+   */
+  disabled_reason: 'failing' | 'requested' | null;
+  /**
+   * When the endpoint was created.
+   */
+  created_at: string;
+  /**
+   * When the endpoint last changed.
+   */
+  updated_at: string;
+  /**
+   * The signing secret, `whsec_…`.
+   */
+  secret: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointInput".
+ */
+export interface WebhookEndpointInput {
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url: string;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events: string[];
+  description?: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointUpdate".
+ */
+export interface WebhookEndpointUpdate {
+  /**
+   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   */
+  url?: string;
+  /**
+   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   */
+  enabled_events?: string[];
+  /**
+   * Free text for people.
+   */
+  description?: string | null;
+  /**
+   * `true` stops deliveries (`disabled_reason: requested`); `false` resumes them.
+   */
+  disabled?: boolean;
+}
+/**
+ * Query parameters of `listWebhookEndpoints`: numbered pages only.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointListParams".
+ */
+export interface WebhookEndpointListParams {
+  /**
+   * Page number, from 1.
+   */
+  page?: number;
+}
+/**
+ * One attempt to deliver an event to an endpoint.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttempt".
+ */
+export interface WebhookDeliveryAttempt {
+  /**
+   * The attempt's id, `wha_…`.
+   */
+  id: string;
+  object: 'webhook_delivery_attempt';
+  /**
+   * The event delivered, `evt_…`.
+   */
+  event: string;
+  /**
+   * Its number for this event and endpoint, from 1.
+   */
+  attempt: number;
+  /**
+   * The receiver's HTTP status; null when none came.
+   */
+  status_code: number | null;
+  duration_ms: number;
+  /**
+   * Why it failed (timeout, refused, redirect, a status other than 2xx …); null on success.
+   */
+  error: string | null;
+  /**
+   * The first 1 KiB of the receiver's answer.
+   */
+  response_body: string | null;
+  /**
+   * When the next attempt is due; null when none follows.
+   */
+  next_attempt_at: string | null;
+  /**
+   * When the attempt was made.
+   */
+  created_at: string;
+}
+/**
+ * Query parameters of the deliveries list: numbered pages only.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttemptListParams".
+ */
+export interface WebhookDeliveryAttemptListParams {
+  /**
+   * Page number, from 1.
+   */
+  page?: number;
+}
+/**
+ * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "PaymentMethod".
+ */
+export interface PaymentMethod1 {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * UID of the entity (borrower) it belongs to.
+   */
+  entity: string;
+  /**
+   * Payment rail.
+   */
+  type: 'ACH' | 'SEPA' | 'BACS' | 'WIRE' | 'CARD';
+  /**
+   * ISO 4217 code, upper case.
+   */
+  currency: string;
+  /**
+   * Last two digits of the account number.
+   */
+  last_2: string;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * One page of payment methods: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "PaymentMethodPage".
+ */
+export interface PaymentMethodPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: PaymentMethod1[];
+}
+/**
+ * An entity's credit line in one currency. outstanding and balance are real time: every committed drawdown and repayment is reflected at once.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "CreditLimit".
+ */
+export interface CreditLimit1 {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * UID of the entity (borrower) it belongs to.
+   */
+  entity: string;
+  /**
+   * The limit's currency (ISO 4217).
+   */
+  currency: string;
+  /**
+   * The most the entity may borrow.
+   */
+  capacity: number;
+  /**
+   * Amount currently drawn.
+   */
+  outstanding: number;
+  /**
+   * Credit still available: capacity − outstanding.
+   */
+  balance: number;
+  /**
+   * Daily interest rate.
+   */
+  rate: number;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * One page of credit limits: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "CreditLimitPage".
+ */
+export interface CreditLimitPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: CreditLimit1[];
+}
+/**
+ * A borrower: the entity that payment methods and credit limits belong to (their `entity` field is its uid).
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "Entity".
+ */
+export interface Entity1 {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * Legal or trading name.
+   */
+  name: string;
+  /**
+   * Country of registration: ISO 3166-1 alpha-2, upper case.
+   */
+  country: string;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * One page of entities: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EntityPage".
+ */
+export interface EntityPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: Entity1[];
+}
+/**
  * A drawdown or repayment of a credit limit, as recorded: entries are never changed or deleted, and the limit's outstanding is their sum.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntry".
  */
 export interface LedgerEntry1 {
   /**
@@ -902,6 +1056,106 @@ export interface LedgerEntry1 {
   created_at: string;
 }
 /**
+ * One page of ledger entries: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryPage".
+ */
+export interface LedgerEntryPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: LedgerEntry1[];
+}
+/**
+ * Money lent to an entity on one of its credit limits and paid out to one of its payment methods. outstanding is real time: principal − repayments, and the limit's outstanding moves with it.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "Loan".
+ */
+export interface Loan1 {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * UID of the borrowing entity (the credit limit's and the payment method's).
+   */
+  entity: string;
+  /**
+   * UID of the credit limit it draws on.
+   */
+  credit_limit: string;
+  /**
+   * UID of the payment method the principal is paid out to (same entity, same currency).
+   */
+  payment_method: string;
+  /**
+   * The limit's currency (ISO 4217).
+   */
+  currency: string;
+  /**
+   * Amount lent.
+   */
+  principal: number;
+  /**
+   * principal − repayments (real time).
+   */
+  outstanding: number;
+  /**
+   * active while outstanding > 0, then repaid.
+   */
+  status: 'active' | 'repaid';
+  /**
+   * The lender's own id for it; null when none was given.
+   */
+  reference: string | null;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * One page of loans: at most 10 items, and the exact count of all that match.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LoanPage".
+ */
+export interface LoanPage {
+  /**
+   * Exact number of matching records.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page, keeping every other parameter; null on the last page. In a cursor walk its `cursor` continues after the last item of this page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page, keeping every other parameter; null on the first page. In a cursor walk its `cursor` continues before the first item of this page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: Loan1[];
+}
+/**
  * One page of events: at most 10 items, and the exact count of all that match.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -924,18 +1178,6 @@ export interface EventPage {
    * @maxItems 10
    */
   items: Event[];
-}
-/**
- * Optional: the one endpoint to resend to.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "EventResendInput".
- */
-export interface EventResendInput {
-  /**
-   * Id of one of your webhook endpoints (`we_…`): the event goes to it alone, even if it no longer wants the event.
-   */
-  endpoint?: string;
 }
 /**
  * The deliveries a resend queued: one per endpoint, due now.
@@ -1068,8 +1310,8 @@ export interface LedgerEntryInput {
  * via the `definition` "LedgerWriteResult".
  */
 export interface LedgerWriteResult {
-  entry: LedgerEntry;
-  limit: CreditLimit;
+  entry: LedgerEntry1;
+  limit: CreditLimit1;
 }
 /**
  * A loan to create.
@@ -1100,17 +1342,17 @@ export interface LoanInput {
  * via the `definition` "LoanCreated".
  */
 export interface LoanCreated {
-  loan: Loan;
-  limit: CreditLimit;
+  loan: Loan1;
+  limit: CreditLimit1;
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "LoanRepaymentResult".
  */
 export interface LoanRepaymentResult {
-  entry: LedgerEntry;
-  loan: Loan;
-  limit: CreditLimit;
+  entry: LedgerEntry1;
+  loan: Loan1;
+  limit: CreditLimit1;
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -1344,42 +1586,6 @@ export interface LoanListParams {
     | '-principal'
     | 'outstanding'
     | '-outstanding';
-  /**
-   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
-   */
-  page?: number;
-  /**
-   * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
-   */
-  cursor?: string;
-}
-/**
- * Query parameters of `listEvents`; all optional.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "EventListParams".
- */
-export interface EventListParams {
-  /**
-   * Created on or after this time. RFC 3339 timestamp or a date (inclusive lower bound; a date means 00:00:00 UTC). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
-   */
-  created_from?: string;
-  /**
-   * Created on or before this time. RFC 3339 timestamp or a date (inclusive upper bound; a date means its last microsecond). For example `2024-05-01T10:00:00.123456Z` or `2024-05-01`.
-   */
-  created_to?: string;
-  /**
-   * Event type, or a prefix such as `credit_limit.*`. An event type (payment_method.created, payment_method.updated, entity.created, entity.updated, credit_limit.created, credit_limit.updated, loan.created, loan.updated, loan.repaid, ledger_entry.created) or a prefix such as `credit_limit.*` for every type of one object. For example `credit_limit.*` or `loan.repaid`.
-   */
-  type?: string;
-  /**
-   * UID of the record the events are about (a ledger entry: its id). For example `ent_1`.
-   */
-  object?: string;
-  /**
-   * Sort field; prefix `-` for descending, for example `created_at`. Ties are broken by record id in the same direction, so paging never repeats or skips a record. Default `-created_at`.
-   */
-  order_by?: 'created_at' | '-created_at';
   /**
    * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. Not with `cursor`.
    */
