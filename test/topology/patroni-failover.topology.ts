@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +11,9 @@ import { longestWriteGapMs, startLoad, statusSummary, type LoadTargets, type Pha
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { postgresBinDir } from '../helpers/temp-postgres.js';
-import { createTenant } from '../helpers/tenants.js';
+import { basicAuthorization, createTenant } from '../helpers/tenants.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import type { KeyScope } from '../../src/auth/key-scope.js';
 
 const binDir = postgresBinDir();
 const missing = PATRONI_BINARIES.filter((binary) => !existsSync(binary));
@@ -91,6 +95,9 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
   const logFile = process.env.PATRONI_TEST_LOG;
   /** Patroni 3.0.2's failsafe gap (docs/scaling.md, fault e): the leader's log lines saying it demoted itself on it. */
   const leaderLockFailures: string[] = [];
+  /** Every event id the webhook receiver was sent (by W, the writes' node, subscribed to every event). */
+  const deliveredEvents = new Set<string>();
+  let receiver: Server | undefined;
   const note = (line: string) => {
     if (logFile) appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
     if (line.includes('failed to update leader lock')) leaderLockFailures.push(line);
@@ -117,11 +124,27 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
       limitUids.map((uid) => creditLimit({ uid, capacity: '10000000.00', outstanding: '0.00' })),
     );
     await insertPaymentMethods(store, tenant.org.id, [paymentMethod(), paymentMethod(), paymentMethod()]);
+    const webhooksKey = await createApiKey(store, tenant.org.uid, undefined, 'webhooks' as KeyScope);
     await store.close();
+    receiver = createServer((request, response) => {
+      deliveredEvents.add(String(request.headers['webhook-id']));
+      request.resume();
+      request.on('end', () => response.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => receiver?.listen(0, '127.0.0.1', resolve));
+    const receiverAddress = receiver.address();
+    const receiverPort = typeof receiverAddress === 'object' && receiverAddress ? receiverAddress.port : 0;
 
     const common = { RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error' };
     const patroni = { PATRONI_URL: cluster.restUrls.join(',') };
-    nodes.W = await spawnServer([], { ...common, DATABASE_URL: cluster.urls.primary });
+    const webhooks = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') };
+    nodes.W = await spawnServer([], { ...common, ...webhooks, DATABASE_URL: cluster.urls.primary });
+    const endpoint = await fetch(`${nodes.W.url}/api/webhook_endpoints/`, {
+      method: 'POST',
+      headers: { authorization: basicAuthorization(tenant.org.uid, webhooksKey.key), 'content-type': 'application/json', 'idempotency-key': 'patroni-endpoint' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hooks`, enabled_events: ['ledger_entry.*'] }),
+    });
+    if (endpoint.status !== 201) throw new Error(`creating the webhook endpoint: ${endpoint.status} ${await endpoint.text()}`);
     // No REPLICA_LIMITS: Patroni's REST API says whether the standby behind the sync port is the synchronous one.
     nodes.S = await spawnServer([], { ...common, ...patroni, DATABASE_URL: cluster.urls.sync, METRICS_PORT: '0' });
     nodes.R = await spawnServer([], { ...common, ...patroni, DATABASE_URL: cluster.urls.replica });
@@ -137,6 +160,8 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
 
   afterAll(async () => {
     for (const node of Object.values(nodes)) node?.child.kill('SIGKILL');
+    receiver?.closeAllConnections();
+    receiver?.close();
     try {
       if (logFile) for (const [name, node] of Object.entries(nodes)) if (node) appendFileSync(logFile, `--- node ${name}\n${node.stdout()}${node.stderr()}\n`);
     } finally {
@@ -224,9 +249,38 @@ describe.runIf(available)('lending-api on Patroni (3 members, synchronous_mode_s
       const acknowledgedSoFar = results.reduce((n, r) => n + [...r.tally.acknowledged.values()].reduce((m, keys) => m + keys.size, 0), 0);
       const { rows } = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_entries`);
       expect(Number(rows[0]?.n)).toBe(acknowledgedSoFar);
+      await expectEventsKept(client);
     } finally {
       await client.end();
     }
+  }
+
+  /**
+   * Events across the failover: once the nodes have published what the new leader holds, every ledger entry has
+   * exactly one ledger_entry.created event (none lost, none twice) and no event names an entry that does not exist;
+   * every event the receiver was sent is in the new leader's log (none delivered that was not committed), and
+   * every event of the log reaches it.
+   */
+  async function expectEventsKept(client: pg.Client): Promise<void> {
+    await waitFor(async () => {
+      const { rows } = await client.query<{ n: string }>('SELECT count(*)::text AS n FROM event_outbox');
+      return rows[0]?.n === '0';
+    }, 60_000, 'the outbox published');
+    const { rows: unmatched } = await client.query<{ id: string; events: string }>(
+      `SELECT e.id, (SELECT count(*) FROM events v WHERE v.org_id = e.org_id AND v.type = 'ledger_entry.created' AND v.object_uid = e.id)::text AS events
+         FROM ledger_entries e
+        WHERE (SELECT count(*) FROM events v WHERE v.org_id = e.org_id AND v.type = 'ledger_entry.created' AND v.object_uid = e.id) <> 1`,
+    );
+    expect(unmatched).toEqual([]);
+    const { rows: orphans } = await client.query<{ object_uid: string }>(
+      `SELECT v.object_uid FROM events v
+        WHERE v.type = 'ledger_entry.created' AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.org_id = v.org_id AND e.id = v.object_uid)`,
+    );
+    expect(orphans).toEqual([]);
+    const { rows: logged } = await client.query<{ uid: string }>(`SELECT uid FROM events WHERE type = 'ledger_entry.created'`);
+    const inLog = new Set(logged.map((row) => row.uid));
+    expect([...deliveredEvents].filter((id) => !inLog.has(id))).toEqual([]);
+    await waitFor(async () => [...inLog].every((id) => deliveredEvents.has(id)), 60_000, 'every event delivered');
   }
 
   it('(a) leader SIGKILLed: the synchronous standby is promoted, writes resume, nothing acknowledged is lost', async () => {

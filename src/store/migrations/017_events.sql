@@ -219,7 +219,8 @@ DECLARE
   missing text := (SELECT string_agg(col, ', ') FROM unnest(public_columns || uid_column) AS col
                     WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a
                                        WHERE a.attrelid = tracked AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped));
-  arguments text := format('%L, %L, %L', object_type, uid_column, public_columns::text) || coalesce(format(', %L', own_status), '');
+  arguments text := format('%L, %L, %L', object_type, uid_column, public_columns::text)
+                    || CASE WHEN own_status IS NULL THEN '' ELSE format(', %L', own_status) END;
 BEGIN
   IF missing IS NOT NULL THEN
     RAISE EXCEPTION 'events_track(%): no column % in the table', table_name, missing;
