@@ -50,7 +50,7 @@ export function buildProgram(): Command {
     .description('create an API key; it is printed once and never stored')
     .requiredOption('--org <org>', 'organization ID')
     .option('--expires <at>', 'expiry: an ISO 8601 timestamp or a date (that day 00:00 UTC)')
-    .option('--scope <scope>', `${KEY_SCOPES.join(' or ')}: a write key may also record drawdowns and repayments over HTTP`, 'read')
+    .option('--scope <scope>', `${KEY_SCOPES.join(', ')}: every key reads; a write key may also record drawdowns, repayments and loans over HTTP, a webhooks key manage webhook endpoints`, 'read')
     .option('--json', 'machine-readable output')
     .action(async (flags) => (await import('./commands/key.js')).runKeyCreate(flags));
   key
