@@ -23,11 +23,12 @@ const SECTION_OF_TAG: Readonly<Record<string, string>> = {
   'Ledger entries': '[entries](#ledger-entries)',
   Loans: '[loans](#loans)',
   Health: '[operations](operations.md)',
+  'Webhook endpoints': '[webhook endpoints](#webhook-endpoints)',
 };
 
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-type Operation = { summary?: string; security?: unknown[]; tags?: string[] };
+type Operation = { summary?: string; security?: unknown[]; tags?: string[]; 'x-required-scope'?: string };
 
 /** Every operation of the OpenAPI document (a path's 405s are not operations), with what it does and its credentials. */
 export function renderEndpoints(document = lendingApiDocument() as { paths: Record<string, Record<string, Operation>> }): string {
@@ -39,7 +40,8 @@ export function renderEndpoints(document = lendingApiDocument() as { paths: Reco
       const summary = operation.summary ?? '';
       const section = (operation.tags ?? []).map((tag) => SECTION_OF_TAG[tag]).find(Boolean);
       const what = `${summary.charAt(0).toLowerCase()}${summary.slice(1)}${section ? ` (${section})` : ''}`;
-      const auth = operation.security?.length === 0 ? 'none' : method === 'get' ? 'Basic' : 'Basic, write scope';
+      const scope = operation['x-required-scope'] ?? (method === 'get' ? undefined : 'write');
+      const auth = operation.security?.length === 0 ? 'none' : scope ? `Basic, ${scope} scope` : 'Basic';
       lines.push(`| \`${method.toUpperCase()} ${path}\` | ${what} | ${auth} |`);
     }
   }

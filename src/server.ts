@@ -19,6 +19,7 @@ import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
 import { LedgerWriter } from './ledger/ledger-writer.js';
 import { FairShare } from './store/fair-share.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
+import { loadWebhookKey } from './webhooks/webhook-key.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -64,6 +65,10 @@ export async function startServer(config: Config, store?: Store, logDestination?
       }
     }
     await assertSchemaMatches(openedStore, RESOURCES);
+    const webhookKey = await loadWebhookKey(config.store, config.webhookSecretKey);
+    if (webhookKey.source.kind === 'missing') {
+      logger.warn('WEBHOOK_SECRET_KEY is not set: webhook endpoints cannot be created or have their secrets rotated (503 webhook_secret_key_missing) until it is');
+    }
     if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute + config.writeRateLimitPerMinute + config.unauthenticatedRateLimitPerMinute > 0) {
       redis = await connectRedis(config.redisUrl, logger);
     }
@@ -111,6 +116,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
       replicaLimits: config.replicaLimits,
       patroniUrls: config.patroniUrls,
+      webhooks: { secretBox: webhookKey.box ?? null, destinations: config.webhookDestinations },
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
     const address = await app.listen({ port: config.port, host: config.host });

@@ -107,6 +107,7 @@ function addServeFlags(command: Command): Command {
     .option('--rate-limit <n>', 'requests per minute per API key, 0 = off (RATE_LIMIT_PER_MINUTE)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
     .option('--workers <n>', 'HTTP worker processes sharing the port; PostgreSQL only (WORKERS, default 1)')
+    .option('--webhook-allow-private', 'let webhook endpoints use http:// and private addresses, for tests and internal networks (WEBHOOK_ALLOW_PRIVATE)')
     .option('--json', 'machine-readable start-up line');
 }
 

@@ -13,6 +13,7 @@ import { answerHeaderComponents, corsPreflightResponse, declareAnswerHeaders } f
 import { CORS_PREFLIGHT, declareAllowValues, declareMethodsNotAllowed } from './methods-not-allowed.js';
 import { ledgerCollectionsOf } from '../resources/index.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
+import { WEBHOOK_ENDPOINTS_TAG, webhookEndpointPaths, webhookEndpointSchemas } from './webhook-endpoint-operations.js';
 
 /**
  * Problems each operation can answer besides its 200 (the methods a path does not serve answer 405: see
@@ -68,6 +69,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   // Loans are written through the ledger too: POST beside their GET.
   const loanSchemas = written?.loans ? loanWriteSchemas(written.loans, written.limits) : undefined;
   if (written?.loans) for (const [path, post] of Object.entries(loanWriteOperations(written.loans, written.limits))) paths[path] = { ...paths[path], post };
+  Object.assign(paths, webhookEndpointPaths());
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = {
@@ -91,6 +93,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     tags: [
       ...resources.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
+      { name: WEBHOOK_ENDPOINTS_TAG, description: 'Where the organization\'s events are delivered: keys with the `webhooks` scope.' },
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
       { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
@@ -114,6 +117,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         ...problemSchemas(),
         ...ledger?.schemas,
         ...loanSchemas,
+        ...webhookEndpointSchemas(),
         Health: {
           title: 'Health',
           type: 'object',

@@ -375,6 +375,7 @@ export interface Problem {
     | 'idempotency_key_reused'
     | 'insufficient_balance'
     | 'repayment_exceeds_outstanding'
+    | 'webhook_endpoint_limit'
     | 'unauthorized'
     | 'insufficient_scope'
     | 'not_found'
@@ -389,6 +390,7 @@ export interface Problem {
     | 'internal_error'
     | 'service_unavailable'
     | 'overloaded'
+    | 'webhook_secret_key_missing'
     | 'outcome_unknown';
   /**
    * Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).
@@ -478,6 +480,285 @@ export interface LoanRepaymentResult {
   entry: LedgerEntry;
   loan: Loan;
   limit: CreditLimit;
+}
+/**
+ * Where and which events are delivered. Never its secret.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpoint".
+ */
+export interface WebhookEndpoint {
+  id: string;
+  object: 'webhook_endpoint';
+  /**
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
+   */
+  url: string;
+  /**
+   * Your note about the endpoint; null for none.
+   */
+  description: string | null;
+  /**
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  enabled_events: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
+  /**
+   * A disabled endpoint gets no deliveries.
+   */
+  disabled: boolean;
+  /**
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API; null while enabled.
+   */
+  disabled_reason: 'failing' | 'requested' | null;
+  created_at: string;
+  updated_at: string;
+}
+/**
+ * An endpoint as created or rotated: with its signing secret, shown this once.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointWithSecret".
+ */
+export interface WebhookEndpointWithSecret {
+  id: string;
+  object: 'webhook_endpoint';
+  /**
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
+   */
+  url: string;
+  /**
+   * Your note about the endpoint; null for none.
+   */
+  description: string | null;
+  /**
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  enabled_events: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
+  /**
+   * A disabled endpoint gets no deliveries.
+   */
+  disabled: boolean;
+  /**
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API; null while enabled.
+   */
+  disabled_reason: 'failing' | 'requested' | null;
+  created_at: string;
+  updated_at: string;
+  /**
+   * The signing secret (Standard Webhooks): verify each delivery’s `webhook-signature` with it.
+   */
+  secret: string;
+}
+/**
+ * One page: at most 10 items, and the exact count.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointPage".
+ */
+export interface WebhookEndpointPage {
+  /**
+   * Exact number of items.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page; null on the last page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page; null on the first page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: WebhookEndpoint[];
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointInput".
+ */
+export interface WebhookEndpointInput {
+  /**
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
+   */
+  url: string;
+  /**
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  enabled_events: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
+  /**
+   * Your note about the endpoint; null for none.
+   */
+  description?: string | null;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointUpdate".
+ */
+export interface WebhookEndpointUpdate {
+  /**
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
+   */
+  url?: string;
+  /**
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  enabled_events?: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
+  /**
+   * Your note about the endpoint; null for none.
+   */
+  description?: string | null;
+  /**
+   * true disables the endpoint; false enables it again.
+   */
+  disabled?: boolean;
+}
+/**
+ * No member: send `{}` or no body.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookSecretRotation".
+ */
+export interface WebhookSecretRotation {}
+/**
+ * One attempt to deliver one event to the endpoint.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttempt".
+ */
+export interface WebhookDeliveryAttempt {
+  id: string;
+  object: 'webhook_delivery_attempt';
+  /**
+   * The event’s id (`evt_…`), its `webhook-id`.
+   */
+  event: string;
+  /**
+   * The attempt’s number for this event, from 1.
+   */
+  attempt: number;
+  /**
+   * The receiver’s status; null when none came (timeout, refused connection, refused address).
+   */
+  status_code: number | null;
+  duration_ms: number;
+  /**
+   * Why the attempt failed (its first 1024 characters); null on success.
+   */
+  error: string | null;
+  /**
+   * The first 1 KiB of the receiver’s answer.
+   */
+  response_body: string | null;
+  /**
+   * When the next attempt is due; null when none follows (delivered, or given up).
+   */
+  next_attempt_at: string | null;
+  created_at: string;
+}
+/**
+ * One page: at most 10 items, and the exact count.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttemptPage".
+ */
+export interface WebhookDeliveryAttemptPage {
+  /**
+   * Exact number of items.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page; null on the last page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page; null on the first page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: WebhookDeliveryAttempt[];
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -721,6 +1002,18 @@ export interface LoanListParams {
   cursor?: string;
 }
 /**
+ * Query parameters of `listWebhookEndpoints`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointListParams".
+ */
+export interface WebhookEndpointListParams {
+  /**
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. The only parameter: any other is a 422 naming it.
+   */
+  page?: number;
+}
+/**
  * Query parameters of `listLedgerEntries`; all optional.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -755,4 +1048,16 @@ export interface LedgerEntryListParams {
    * Keyset pages instead of page numbers, for walking a list that changes while you read it. Give it empty (`cursor=`) to start at the first record; then follow `next` (or `previous`), whose links carry the cursor that continues after the last record (before the first). A record that matches and does not change during the walk is returned exactly once; with `order_by=updated_at` a record that changes is returned again, in its latest state (the way to sync). Opaque and signed: it continues only the list it came from (same organization, collection, filters and ordering), else a 422 `invalid_parameter` says why. `count` stays exact. Not with `page` (422).
    */
   cursor?: string;
+}
+/**
+ * Query parameters of `listWebhookDeliveryAttempts`; all optional.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttemptListParams".
+ */
+export interface WebhookDeliveryAttemptListParams {
+  /**
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. The only parameter: any other is a 422 naming it.
+   */
+  page?: number;
 }
