@@ -1,3 +1,4 @@
+import { webhookEndpointPaths } from '../../src/openapi/webhook-endpoint-operations.js';
 import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
@@ -62,6 +63,7 @@ describe('openapi.json', () => {
         '/api/limits/{uid}/drawdowns/',
         '/api/limits/{uid}/repayments/',
         '/api/loans/{uid}/repayments/',
+        ...Object.keys(webhookEndpointPaths()),
         '/healthz',
         '/readyz',
         '/api/openapi.json',
