@@ -11,6 +11,7 @@ import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 
 const PATH = '/api/webhook_endpoints/';
+const EVENT_UID = `evt_${'0123456789abcdef'.repeat(2)}`;
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 type Endpoint = { id: string; object: string; url: string; description: string | null; enabled_events: string[]; disabled: boolean; disabled_reason: string | null; created_at: string; updated_at: string; secret?: string };
@@ -314,10 +315,10 @@ describeEachStore('webhook endpoints', (store) => {
       const delivery = await pendingDelivery(store(), owner.org.id, endpoint.id);
       await store().query(
         `INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
-         SELECT $1, w.id, $3, 'evt_1', n, CASE WHEN n = 12 THEN 200 END, 10 * n, CASE WHEN n < 12 THEN 'connection refused (ECONNREFUSED)' END,
+         SELECT $1, w.id, $3, $4, n, CASE WHEN n = 12 THEN 200 END, 10 * n, CASE WHEN n < 12 THEN 'connection refused (ECONNREFUSED)' END,
                 CASE WHEN n = 12 THEN 'ok' END, CASE WHEN n < 12 THEN now() + n * interval '1 minute' END, now() - (12 - n) * interval '1 minute'
            FROM webhook_endpoints w, generate_series(1, 12) n WHERE w.org_id = $1 AND w.uid = $2`,
-        [owner.org.id, endpoint.id, delivery],
+        [owner.org.id, endpoint.id, delivery, EVENT_UID],
       );
       const first = await send(app, owner, 'GET', `${PATH}${endpoint.id}/deliveries/`);
       expect(first.statusCode, first.body).toBe(200);
@@ -327,7 +328,7 @@ describeEachStore('webhook endpoints', (store) => {
       expect(page.items[0]).toEqual({
         id: expect.stringMatching(/^wha_[0-9a-f]{32}$/),
         object: 'webhook_delivery_attempt',
-        event: 'evt_1',
+        event: EVENT_UID,
         attempt: 12,
         status_code: 200,
         duration_ms: 120,
@@ -341,6 +342,22 @@ describeEachStore('webhook endpoints', (store) => {
       expect(second.json().items.map((attempt: { attempt: number }) => attempt.attempt)).toEqual([2, 1]);
       const empty = await create(app, owner);
       expect((await send(app, owner, 'GET', `${PATH}${empty.id}/deliveries/`)).json()).toEqual({ count: 0, next: null, previous: null, items: [] });
+    });
+  });
+
+  describe('enabled_events', () => {
+    // events_track passes a missing own status as the text 'null' (format('%L', NULL)): no status event.
+    it('knows every object and own status the event triggers of the schema emit', async () => {
+      const rows = await store().query<{ args: string }>(
+        `SELECT DISTINCT encode(t.tgargs, 'escape') AS args FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+           JOIN pg_class c ON c.oid = t.tgrelid AND c.relnamespace = current_schema()::regnamespace
+          WHERE p.proname = 'events_record_updated'`,
+      );
+      const triggered = rows.map((row) => row.args.split('\\000')).flatMap(([object, , , status]) => [`${object}.*`, ...(status && status !== 'null' ? [`${object}.${status}`] : [])]);
+      expect(triggered.length).toBeGreaterThan(0);
+      const { EVENT_TYPES, EVENT_TYPE_PREFIXES } = await import('../../src/webhooks/event-types.js');
+      expect(new Set(triggered.filter((pattern) => pattern.endsWith('.*')))).toEqual(new Set(EVENT_TYPE_PREFIXES));
+      for (const type of triggered.filter((pattern) => !pattern.endsWith('.*'))) expect(EVENT_TYPES).toContain(type);
     });
   });
 
