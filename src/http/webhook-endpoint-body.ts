@@ -3,13 +3,10 @@ import { looksLikeApiKey } from '../domain/key-shaped-text.js';
 import { truncate } from '../domain/truncate.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH, type DestinationPolicy } from '../webhooks/destination.js';
-import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, isEventPattern } from '../webhooks/event-types.js';
-import type { EndpointChanges, EndpointInput } from '../webhooks/webhook-endpoints.js';
+import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, isEventPattern, MAX_ENABLED_EVENTS } from '../webhooks/event-types.js';
+import { MAX_DESCRIPTION_LENGTH, type EndpointChanges, type EndpointInput } from '../webhooks/webhook-endpoints.js';
 import { parseBodyObject, refuseUnknownMembers, typeName } from './write-body.js';
 
-export const MAX_DESCRIPTION_LENGTH = 500;
-/** Every type, every prefix and `*` once each: a longer list can only repeat itself. */
-export const MAX_ENABLED_EVENTS = EVENT_TYPES.length + EVENT_TYPE_PREFIXES.length + 1;
 
 export const CREATE_MEMBERS = ['url', 'enabled_events', 'description'] as const;
 export const UPDATE_MEMBERS = ['url', 'enabled_events', 'description', 'disabled'] as const;

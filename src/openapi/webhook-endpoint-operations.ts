@@ -3,10 +3,9 @@ import { MAX_LINK_LENGTH } from '../listing/page-links.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/destination.js';
-import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT } from '../webhooks/event-types.js';
-import { MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_HOURS } from '../webhooks/webhook-endpoints.js';
+import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, MAX_ENABLED_EVENTS } from '../webhooks/event-types.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_HOURS } from '../webhooks/webhook-endpoints.js';
 import { MAX_ATTEMPT_ERROR_LENGTH } from '../webhooks/delivery-attempts.js';
-import { MAX_DESCRIPTION_LENGTH, MAX_ENABLED_EVENTS } from '../http/webhook-endpoint-body.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { countSchema, TIMESTAMP_PATTERN } from './resource-schemas.js';
 import { errorResponsesByStatus } from './write-operations.js';
@@ -55,11 +54,11 @@ function operation(operationId: string, summary: string, description: string, pa
   return { operationId, tags: [WEBHOOK_ENDPOINTS_TAG], summary, description: `${description} Needs an API key with the \`webhooks\` scope (another key gets 403 \`insufficient_scope\`).`, [REQUIRED_SCOPE_EXTENSION]: 'webhooks', ...parts };
 }
 
-function body(schema: string, example: JsonObject, required = true): JsonObject {
+function body(schema: string | JsonObject, example: JsonObject, required = true): JsonObject {
   return {
     required,
     description: `A JSON object of at most ${MAX_WRITE_BODY_BYTES} bytes; any other member is a 422.`,
-    content: { 'application/json': { schema: schemaRef(schema), example } },
+    content: { 'application/json': { schema: typeof schema === 'string' ? schemaRef(schema) : schema, example } },
   };
 }
 
@@ -112,7 +111,7 @@ export function webhookEndpointPaths(): Record<string, JsonObject> {
         `A new signing secret; the one it replaces keeps signing beside it for ${PREVIOUS_SECRET_HOURS} hours (deliveries carry both signatures), so receivers can switch without a gap. ${secretNote} Without WEBHOOK_SECRET_KEY on the server: 503 \`webhook_secret_key_missing\`.`,
         {
           parameters: [ID_PARAMETER],
-          requestBody: body('WebhookSecretRotation', {}, false),
+          requestBody: body({ description: 'No member: send `{}` or no body.', type: 'object', maxProperties: 0, additionalProperties: false }, {}, false),
           responses: { ...ok('The endpoint, with its new signing secret (this once).', 'WebhookEndpointWithSecret'), ...errorResponsesByStatus([...COMMON, ...BODY, 'not_found', 'webhook_secret_key_missing', ...WRITTEN]) },
         },
       ),
@@ -205,7 +204,6 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
       properties: { url: URL_SCHEMA, enabled_events: ENABLED_EVENTS, description: DESCRIPTION, disabled: { type: 'boolean', description: 'true disables the endpoint; false enables it again.' } },
       additionalProperties: false,
     },
-    WebhookSecretRotation: { title: 'WebhookSecretRotation', description: 'No member: send `{}` or no body.', type: 'object', maxProperties: 0, additionalProperties: false },
     WebhookDeliveryAttempt: {
       title: 'WebhookDeliveryAttempt',
       description: 'One attempt to deliver one event to the endpoint.',

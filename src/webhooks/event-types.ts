@@ -30,3 +30,6 @@ export const EVERY_EVENT = '*';
 export function isEventPattern(pattern: string): boolean {
   return pattern === EVERY_EVENT || (EVENT_TYPES as readonly string[]).includes(pattern) || EVENT_TYPE_PREFIXES.includes(pattern);
 }
+
+/** Every type, every prefix and `*` once each: a longer enabled_events can only repeat itself. */
+export const MAX_ENABLED_EVENTS = EVENT_TYPES.length + EVENT_TYPE_PREFIXES.length + 1;

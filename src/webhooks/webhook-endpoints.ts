@@ -7,6 +7,9 @@ import { newSigningSecret } from './signature.js';
 /** SPEC §3c: an organization holds at most this many endpoints. */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 16;
 
+/** An endpoint's description, in characters (the column's CHECK). */
+export const MAX_DESCRIPTION_LENGTH = 500;
+
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const PREVIOUS_SECRET_HOURS = 24;
 

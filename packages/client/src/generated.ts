@@ -694,13 +694,6 @@ export interface WebhookEndpointUpdate {
   disabled?: boolean;
 }
 /**
- * No member: send `{}` or no body.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "WebhookSecretRotation".
- */
-export interface WebhookSecretRotation {}
-/**
  * One attempt to deliver one event to the endpoint.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
