@@ -8,7 +8,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { collectionPathOf, type ResourceDefinition } from '../src/listing/resource-definition.js';
 import { lendingApiDocument } from '../src/openapi/lending-api-document.js';
 import { RESOURCES } from '../src/resources/index.js';
-import { events } from '../src/events/events-resource.js';
 
 export const API_DOC = new URL('../docs/api.md', import.meta.url);
 
@@ -23,14 +22,13 @@ const SECTION_OF_TAG: Readonly<Record<string, string>> = {
   Ledger: '[writes](#writes)',
   'Ledger entries': '[entries](#ledger-entries)',
   Loans: '[loans](#loans)',
-  Events: '[events](#events)',
   Health: '[operations](operations.md)',
+  'Webhook endpoints': '[webhook endpoints](#webhook-endpoints)',
 };
 
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** `x-scope`: the API key scope a POST needs besides `write` (the resend of an event: `webhooks`). */
-type Operation = { summary?: string; security?: unknown[]; tags?: string[]; 'x-scope'?: string };
+type Operation = { summary?: string; security?: unknown[]; tags?: string[]; 'x-required-scope'?: string };
 
 /** Every operation of the OpenAPI document (a path's 405s are not operations), with what it does and its credentials. */
 export function renderEndpoints(document = lendingApiDocument() as { paths: Record<string, Record<string, Operation>> }): string {
@@ -42,7 +40,8 @@ export function renderEndpoints(document = lendingApiDocument() as { paths: Reco
       const summary = operation.summary ?? '';
       const section = (operation.tags ?? []).map((tag) => SECTION_OF_TAG[tag]).find(Boolean);
       const what = `${summary.charAt(0).toLowerCase()}${summary.slice(1)}${section ? ` (${section})` : ''}`;
-      const auth = operation.security?.length === 0 ? 'none' : method === 'get' ? 'Basic' : `Basic, ${operation['x-scope'] ?? 'write'} scope`;
+      const scope = operation['x-required-scope'] ?? (method === 'get' ? undefined : 'write');
+      const auth = operation.security?.length === 0 ? 'none' : scope ? `Basic, ${scope} scope` : 'Basic';
       lines.push(`| \`${method.toUpperCase()} ${path}\` | ${what} | ${auth} |`);
     }
   }
@@ -89,7 +88,7 @@ export const GENERATED_BLOCKS: readonly GeneratedBlock[] = [
   {
     begin: '<!-- list parameters: generated from src/resources/ by `npm run docs:api` -->',
     end: '<!-- end of generated list parameters -->',
-    render: () => renderListParameters([...RESOURCES, events]),
+    render: () => renderListParameters(),
   },
 ];
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { createAuthCache } from './auth/auth-cache.js';
@@ -22,6 +23,7 @@ import { resourceRoutes } from './http/resource-routes.js';
 import { securityHeaders } from './http/security-headers.js';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { writeRoutes } from './http/write-routes.js';
+import { webhookEndpointRoutes } from './http/webhook-endpoint-routes.js';
 import { DEFAULT_LIST_CACHE, ListCache, type ListCacheOptions } from './listing/list-cache.js';
 import type { ResourceDefinition } from './listing/resource-definition.js';
 import { registerDatabaseMetrics } from './metrics/database-metrics.js';
@@ -37,6 +39,8 @@ import { LedgerWriter } from './ledger/ledger-writer.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { PatroniRest } from './store/patroni-rest.js';
 import type { Store } from './store/store.js';
+import type { DestinationPolicy } from './webhooks/destination.js';
+import { SecretBox } from './webhooks/secret-box.js';
 
 export interface AppOptions {
   store: Store;
@@ -92,6 +96,12 @@ export interface AppOptions {
   idempotencyKeyTtlHours?: number;
   /** Without `ledger`: the write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
   writeQueue?: { maxWaitMs?: number; concurrency?: number };
+  /**
+   * Webhook endpoints: the process's SecretBox (src/webhooks/webhook-key.ts; `null`: no
+   * WEBHOOK_SECRET_KEY, so creation and rotation answer 503) and where endpoint URLs may point.
+   * Absent (tests): a random key of this app, and the default policy (public https:// only).
+   */
+  webhooks?: { secretBox: SecretBox | null; destinations?: DestinationPolicy };
   /** Without `share`: queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
   databaseShare?: FairShareOptions;
 }
@@ -174,6 +184,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(writeRoutes, { ledger, role, resources, authCache, databaseOf });
   }
   if (withEvents) await app.register(eventRoutes, { databaseOf, authCache });
+  await app.register(webhookEndpointRoutes, {
+    store: options.store,
+    databaseOf,
+    publicUrl: options.publicUrl,
+    authCache,
+    secretBox: options.webhooks ? (options.webhooks.secretBox ?? undefined) : SecretBox.fromKey(randomBytes(32)),
+    destinations: options.webhooks?.destinations ?? { allowPrivate: false, allowHosts: [] },
+  });
   registerMethodNotAllowed();
   return app;
 }

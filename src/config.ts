@@ -5,7 +5,8 @@ import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './st
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
 import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './domain/allowed-hosts-setting.js';
 import { REPLICA_LIMITS_MODES, type ReplicaLimits } from './store/node-role.js';
-import { parseWebhookDelivery, type WebhookDeliverySettings } from './domain/webhook-delivery-setting.js';
+import type { DestinationPolicy } from './webhooks/destination.js';
+import { parseWebhookSecretKey, type WebhookSecretKey } from './webhooks/webhook-key.js';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -76,8 +77,14 @@ export interface Config {
   readonly patroniUrls: readonly string[];
   /** PostgreSQL: prepare hot statements by name per connection; off behind PgBouncer in transaction mode. */
   readonly databasePreparedStatements: boolean;
-  /** Webhook delivery and event retention (WEBHOOK_*, EVENT_RETENTION_DAYS). */
-  readonly webhookDelivery: WebhookDeliverySettings;
+  /** WEBHOOK_SECRET_KEY: seals endpoint signing secrets; unset: the embedded store's generated key, or none on PostgreSQL. */
+  readonly webhookSecretKey: WebhookSecretKey | undefined;
+  /** Where webhooks may be delivered (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_HOSTS). */
+  readonly webhookDestinations: DestinationPolicy;
+  /** How long events are kept before they are pruned. */
+  readonly eventRetentionDays: number;
+  /** WEBHOOK_CLAIM_MS: how long a node's claim on a delivery attempt holds; another node takes it after (a node that died). */
+  readonly webhookClaimMs: number;
 }
 
 /** SPEC §3a: the same Idempotency-Key replays its first response for 24 hours. */
@@ -158,8 +165,36 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', read('DATABASE_PREPARED_STATEMENTS'), true),
     replicaLimits: oneOf('REPLICA_LIMITS', read('REPLICA_LIMITS'), 'refuse', [...REPLICA_LIMITS_MODES]) as ReplicaLimits,
     patroniUrls: patroniUrls(read('PATRONI_URL')),
-    webhookDelivery: webhookDelivery(read),
+    webhookSecretKey: webhookSecretKey(read('WEBHOOK_SECRET_KEY')),
+    webhookDestinations: {
+      allowPrivate: boolean('WEBHOOK_ALLOW_PRIVATE', read('WEBHOOK_ALLOW_PRIVATE'), false),
+      allowHosts: webhookAllowedHosts(read('WEBHOOK_ALLOWED_HOSTS')),
+    },
+    eventRetentionDays: integer('EVENT_RETENTION_DAYS', read('EVENT_RETENTION_DAYS'), 30, 1, 3650),
+    // The attempt's deadline is 10 s: the claim outlasts it, with room to record the outcome.
+    webhookClaimMs: integer('WEBHOOK_CLAIM_MS', read('WEBHOOK_CLAIM_MS'), 30_000, 11_000, 3_600_000),
   };
+}
+
+function webhookSecretKey(raw: string | undefined): WebhookSecretKey | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = parseWebhookSecretKey(raw);
+  if ('error' in parsed) throw new ConfigError('WEBHOOK_SECRET_KEY', parsed.error);
+  return parsed;
+}
+
+// A host name (labels of letters, digits, `-` and `_`), an IPv4 literal, or an IPv6 literal with or without brackets.
+const WEBHOOK_HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$|^\[?[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]?$/;
+
+function webhookAllowedHosts(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  return raw.split(',').map((entry) => {
+    const host = entry.trim();
+    if (host === '' || host.length > 253 || !WEBHOOK_HOST.test(host)) {
+      throw new ConfigError('WEBHOOK_ALLOWED_HOSTS', `must be comma-separated host names or IP addresses (no scheme, port or path), got '${host.slice(0, 100)}'`);
+    }
+    return host.toLowerCase();
+  });
 }
 
 function patroniUrls(value: string | undefined): string[] {
@@ -256,12 +291,6 @@ function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl
   const parsed = parseAllowedHosts(raw);
   if ('error' in parsed) throw new ConfigError('ALLOWED_HOSTS', parsed.error);
   return parsed.hosts;
-}
-
-function webhookDelivery(read: (name: string) => string | undefined): WebhookDeliverySettings {
-  const parsed = parseWebhookDelivery(read);
-  if ('error' in parsed) throw new ConfigError(parsed.variable, parsed.error);
-  return parsed;
 }
 
 function corsOrigins(raw: string | undefined): CorsOrigins {

@@ -25,6 +25,7 @@ import { renderDeliveredEvent } from './events/event-body.js';
 
 /** How often `serve` prunes events past EVENT_RETENTION_DAYS (a run deletes in batches of 1000 rows). */
 const EVENT_PRUNE_INTERVAL_MS = 15 * 60_000;
+import { loadWebhookKey } from './webhooks/webhook-key.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -70,6 +71,10 @@ export async function startServer(config: Config, store?: Store, logDestination?
       }
     }
     await assertSchemaMatches(openedStore, RESOURCES);
+    const webhookKey = await loadWebhookKey(config.store, config.webhookSecretKey);
+    if (webhookKey.source.kind === 'missing') {
+      logger.warn('WEBHOOK_SECRET_KEY is not set: webhook endpoints cannot be created or have their secrets rotated (503 webhook_secret_key_missing) until it is');
+    }
     if (config.redisUrl && config.rateLimitPerMinute + config.authFailuresPerMinute + config.writeRateLimitPerMinute + config.unauthenticatedRateLimitPerMinute > 0) {
       redis = await connectRedis(config.redisUrl, logger);
     }
@@ -84,8 +89,13 @@ export async function startServer(config: Config, store?: Store, logDestination?
     else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     // The node's share of the database and its one ledger: every write of this process goes through it.
     const share = new FairShare({ slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg });
-    const inMemoryStore = config.store.kind === 'pglite' && config.store.dataDir === undefined;
-    const deliverer = nodeDeliverer(openedStore, config.webhookDelivery, inMemoryStore, metrics, logger, renderDeliveredEvent);
+    const deliverer = nodeDeliverer(
+      openedStore,
+      { box: webhookKey.box, destinations: config.webhookDestinations, claimMs: config.webhookClaimMs },
+      metrics,
+      logger,
+      renderDeliveredEvent,
+    );
     const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: () => deliverer?.wake() });
     const ledger = new LedgerWriter(openedStore, {
       idempotencyTtlHours: config.idempotencyKeyTtlHours,
@@ -119,9 +129,10 @@ export async function startServer(config: Config, store?: Store, logDestination?
       databaseRequestBudgetMs: config.databaseRequestBudgetMs,
       replicaLimits: config.replicaLimits,
       patroniUrls: config.patroniUrls,
+      webhooks: { secretBox: webhookKey.box ?? null, destinations: config.webhookDestinations },
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
-    const eventPruning = scheduleEventPrune(openedStore, config.webhookDelivery.eventRetentionDays, EVENT_PRUNE_INTERVAL_MS, logger);
+    const eventPruning = scheduleEventPrune(openedStore, config.eventRetentionDays, EVENT_PRUNE_INTERVAL_MS, logger);
     const address = await app.listen({ port: config.port, host: config.host });
     publisher.start();
     deliverer?.start();

@@ -50,7 +50,7 @@ export function buildProgram(): Command {
     .description('create an API key; it is printed once and never stored')
     .requiredOption('--org <org>', 'organization ID')
     .option('--expires <at>', 'expiry: an ISO 8601 timestamp or a date (that day 00:00 UTC)')
-    .option('--scope <scope>', `${KEY_SCOPES.join(' or ')}: a write key may also record drawdowns and repayments over HTTP`, 'read')
+    .option('--scope <scope>', `${KEY_SCOPES.join(', ')}: every key reads; a write key may also record drawdowns, repayments and loans over HTTP, a webhooks key manage webhook endpoints`, 'read')
     .option('--json', 'machine-readable output')
     .action(async (flags) => (await import('./commands/key.js')).runKeyCreate(flags));
   key
@@ -107,6 +107,7 @@ function addServeFlags(command: Command): Command {
     .option('--rate-limit <n>', 'requests per minute per API key, 0 = off (RATE_LIMIT_PER_MINUTE)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
     .option('--workers <n>', 'HTTP worker processes sharing the port; PostgreSQL only (WORKERS, default 1)')
+    .option('--webhook-allow-private', 'let webhook endpoints use http:// and private addresses, for tests and internal networks (WEBHOOK_ALLOW_PRIVATE)')
     .option('--json', 'machine-readable start-up line');
 }
 

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused for another request' },
   insufficient_balance: { status: 409, title: 'Insufficient balance' },
   repayment_exceeds_outstanding: { status: 409, title: 'Repayment exceeds outstanding' },
+  webhook_endpoint_limit: { status: 409, title: 'Webhook endpoint limit reached' },
   unauthorized: { status: 401, title: 'Authentication required' },
   insufficient_scope: { status: 403, title: 'Insufficient scope' },
   not_found: { status: 404, title: 'Not found' },
@@ -26,6 +27,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
   overloaded: { status: 503, title: 'Overloaded' },
+  webhook_secret_key_missing: { status: 503, title: 'Webhook secret key not configured' },
   outcome_unknown: { status: 504, title: 'Outcome unknown' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -122,7 +122,7 @@ export function resendPath(events: ResourceDefinition): Record<string, JsonObjec
         summary: 'Resend an event',
         description:
           'Queues the event for delivery again, now: one new delivery to every enabled webhook endpoint whose `enabled_events` take it, or, with `{"endpoint": "we_…"}`, to that endpoint alone (even if it no longer wants the event; a disabled one is a 422). An unknown event or endpoint is a 404. Needs an API key with the `webhooks` scope (another key gets 403 `insufficient_scope`). Takes no Idempotency-Key: resending twice sends twice (receivers drop duplicates by `webhook-id`).',
-        'x-scope': 'webhooks',
+        'x-required-scope': 'webhooks',
         parameters: [uidParameter(events)],
         requestBody: {
           required: false,

@@ -16,6 +16,7 @@ import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.j
 import { events } from '../events/events-resource.js';
 import { servesEvents } from '../events/event-types.js';
 import { eventSchemas, eventWebhooks, resendPath } from './event-operations.js';
+import { WEBHOOK_ENDPOINTS_TAG, webhookEndpointPaths, webhookEndpointSchemas } from './webhook-endpoint-operations.js';
 
 /**
  * Problems each operation can answer besides its 200 (the methods a path does not serve answer 405: see
@@ -75,6 +76,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   const loanSchemas = written?.loans ? loanWriteSchemas(written.loans, written.limits) : undefined;
   if (written?.loans) for (const [path, post] of Object.entries(loanWriteOperations(written.loans, written.limits))) paths[path] = { ...paths[path], post };
   if (withEvents) Object.assign(paths, resendPath(events));
+  Object.assign(paths, webhookEndpointPaths());
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = {
@@ -98,6 +100,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
     tags: [
       ...listed.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
+      { name: WEBHOOK_ENDPOINTS_TAG, description: 'Where the organization\'s events are delivered: keys with the `webhooks` scope.' },
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
       { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
@@ -123,6 +126,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         ...problemSchemas(),
         ...ledger?.schemas,
         ...loanSchemas,
+        ...webhookEndpointSchemas(),
         Health: {
           title: 'Health',
           type: 'object',

@@ -1,4 +1,5 @@
 import { MAX_DETAIL_LENGTH } from '../domain/answer-bounds.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../domain/header-values.js';
 import { WWW_AUTHENTICATE } from '../auth/www-authenticate.js';
 import { ERROR_CODES, MAX_LISTED_PARAM_ERRORS, PROBLEM_TYPE_BASE, problemType, type ErrorCode } from '../domain/errors.js';
 import { PROBLEM_CONTENT_TYPE } from '../domain/errors.js';
@@ -71,7 +72,18 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, JsonObject>> = {
 
 /** The headers a problem of any of `codes` carries besides X-Request-Id (Retry-After on a 503, …). */
 export function problemHeadersOf(codes: readonly ErrorCode[]): Record<string, JsonObject> {
-  return Object.assign({}, ...codes.map((code) => PROBLEM_HEADERS[code])) as Record<string, JsonObject>;
+  const headers = Object.assign({}, ...codes.map((code) => PROBLEM_HEADERS[code])) as Record<string, JsonObject>;
+  // A header some of the codes sharing a status do not send (a 503 webhook_secret_key_missing has no
+  // Retry-After: waiting does not fix it) is declared, but not required.
+  for (const [name, header] of Object.entries(headers)) {
+    if (codes.every((code) => PROBLEM_HEADERS[code]?.[name] !== undefined)) continue;
+    const sentWith = `Sent with ${codes.filter((code) => PROBLEM_HEADERS[code]?.[name] !== undefined).map((code) => `\`${code}\``).join(', ')}.`;
+    headers[name] =
+      name === 'Retry-After'
+        ? { description: `Seconds to wait before retrying, at most ${MAX_RETRY_AFTER_SECONDS}. ${sentWith}`, required: false, schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_RETRY_AFTER_SECONDS } }
+        : { ...header, description: `${String(header.description ?? '')} ${sentWith}`.trim(), required: false };
+  }
+  return headers;
 }
 
 /** `invalid_parameter` → `InvalidParameter`: the name of the code's response in `components.responses`. */

@@ -109,7 +109,7 @@ describe('lending-api org and key commands', { timeout: CLI_TIMEOUT }, () => {
     expect(JSON.parse(prune.stdout)).toEqual({ deleted: 0 });
     const badScope = await runCli(['key', 'create', '--org', 'org_acme', '--scope', 'admin'], databaseUrl);
     expect(badScope.code).toBe(1);
-    expect(badScope.stderr).toContain("--scope must be read or write, got 'admin'");
+    expect(badScope.stderr).toContain("--scope must be one of read, write, webhooks, got 'admin'");
     const unknownKey = await runCli(['key', 'revoke', 'key_0000000000000000'], databaseUrl);
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stderr).toContain("no API key 'key_0000000000000000'");

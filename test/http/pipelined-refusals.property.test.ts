@@ -112,6 +112,8 @@ const NOT_MID_PIPELINE: Partial<Record<ErrorCode, string>> = {
   service_unavailable: 'needs a database that fails; sent through the same error handler as the 404, 409 and 422 above',
   overloaded: 'needs a saturated write queue; sent through the same error handler as the 404, 409 and 422 above',
   outcome_unknown: 'needs a COMMIT the database does not confirm; sent through the same error handler as the 404, 409 and 422 above',
+  webhook_endpoint_limit: 'needs 16 webhook endpoints and a webhooks key; sent through the same error handler as the 404, 409 and 422 above',
+  webhook_secret_key_missing: 'needs a server without WEBHOOK_SECRET_KEY; sent through the same error handler as the 404, 409 and 422 above',
 };
 
 describeEachStore('a pipelined request after a refused one', (store) => {

@@ -13,9 +13,9 @@ import { useWriter } from '../helpers/writes.js';
 
 const document = lendingApiDocument();
 type Parameter = { name: string; in: 'query' | 'path' | 'header'; schema: JsonObject & { maxLength?: number; maximum?: number; type?: string } };
-type Operation = { parameters?: (Parameter | { $ref: string })[]; requestBody?: { content: Record<string, { schema: { $ref: string } }> } };
+type Operation = { parameters?: (Parameter | { $ref: string })[]; requestBody?: { content: Record<string, { schema: { $ref: string } }> }; 'x-required-scope'?: string };
 const paths = document.paths as Record<string, Record<string, Operation>>;
-const components = document.components as { parameters: Record<string, Parameter>; schemas: Record<string, { properties: Record<string, JsonObject & { maxLength?: number }> }> };
+const components = document.components as { parameters: Record<string, Parameter>; schemas: Record<string, { properties?: Record<string, JsonObject & { maxLength?: number }> }> };
 
 const parameterOf = (parameter: Parameter | { $ref: string }): Parameter =>
   '$ref' in parameter ? components.parameters[parameter.$ref.split('/').at(-1)!]! : parameter;
@@ -34,7 +34,7 @@ const boundedMembers = Object.entries(paths).flatMap(([template, item]) => {
   const ref = item.post?.requestBody?.content['application/json']?.schema.$ref;
   if (!ref) return [];
   const properties = components.schemas[ref.split('/').at(-1)!]!.properties;
-  return Object.entries(properties).flatMap(([member, schema]) => (schema.maxLength === undefined ? [] : [{ template, member, maxLength: schema.maxLength }]));
+  return Object.entries(properties ?? {}).flatMap(([member, schema]) => (schema.maxLength === undefined ? [] : [{ template, member, maxLength: schema.maxLength }]));
 });
 
 /** A value just over the bound: one character more than maxLength, or one more than maximum. */
@@ -48,7 +48,7 @@ describe('the bounds the document declares on what a request sends', () => {
     expect(boundedParameters.filter(({ parameter }) => parameter.in === 'query').length).toBeGreaterThan(25);
     expect(new Set(boundedParameters.map(({ parameter }) => parameter.in))).toEqual(new Set(['query', 'path', 'header']));
     expect(boundedMembers.map(({ member }) => member).sort()).toEqual(
-      ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference', 'endpoint'].sort(),
+      ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference', 'endpoint', 'url', 'description', 'url', 'description'].sort(),
     );
   });
 });
@@ -70,6 +70,8 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
   let limit: string;
   /** The writer's organization's key with the webhooks scope (an event's resend). */
   let webhooks: string;
+  let hooks: Tenant;
+  let endpoint: string;
   const { writer, newLimit } = useWriter(store);
 
   beforeAll(async () => {
@@ -77,18 +79,24 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
     reader = await createTenant(store());
     limit = await newLimit('100.00');
     webhooks = basicAuthorization(writer().org.uid, (await createApiKey(store(), writer().org.uid, undefined, 'webhooks')).key);
+    hooks = await createTenant(store(), 'Hooks', 'webhooks');
+    const created = await app.inject({ method: 'POST', url: '/api/webhook_endpoints/', headers: { authorization: hooks.authorization, 'content-type': 'application/json' }, payload: '{"url":"https://hooks.example.com/","enabled_events":["*"]}' });
+    endpoint = created.json<{ id: string }>().id;
   });
   afterAll(async () => {
     await app.close();
   });
 
-  const urlOf = (template: string, uid = limit) => template.replaceAll('{uid}', encodeURIComponent(uid));
+  /** A webhooks-scoped operation is called with a webhooks key on its organization's endpoint; the others with the writer's key on its limit. */
+  const scoped = (template: string) => Object.values(paths[template] ?? {}).some((operation) => operation['x-required-scope'] === 'webhooks');
+  const urlOf = (template: string, uid = scoped(template) ? endpoint : limit) => template.replaceAll('{uid}', encodeURIComponent(uid));
+  const authorizationFor = (template: string) => (scoped(template) ? hooks.authorization : writer().authorization);
 
   it('in the query: 422 naming the parameter, or, for a page, 404 page_out_of_range', async () => {
     for (const { template, parameter } of boundedParameters.filter(({ parameter }) => parameter.in === 'query')) {
       const value = justOver(parameter.schema);
       // The writer's: the nested list's parent is its limit.
-      const response = await app.inject({ method: 'GET', url: `${urlOf(template)}?${parameter.name}=${value}`, headers: { authorization: writer().authorization } });
+      const response = await app.inject({ method: 'GET', url: `${urlOf(template)}?${parameter.name}=${value}`, headers: { authorization: authorizationFor(template) } });
       const what = `${template} ${parameter.name}=${value.slice(0, 20)}… (${value.length} characters)`;
       if (parameter.name === 'page') {
         expect(response.statusCode, what).toBe(404);
@@ -102,7 +110,7 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
 
   it('in the path: 404 for a uid longer than any record has', async () => {
     for (const { template, method, parameter } of boundedParameters.filter(({ parameter }) => parameter.in === 'path')) {
-      const response = await app.inject({ method: method.toUpperCase() as 'GET', url: urlOf(template, justOver(parameter.schema)), headers: { authorization: writer().authorization } });
+      const response = await app.inject({ method: method.toUpperCase() as 'GET', url: urlOf(template, justOver(parameter.schema)), headers: { authorization: authorizationFor(template) } });
       expect(response.statusCode, `${method} ${template}`).toBe(404);
       expect(response.json()).toMatchObject({ code: 'not_found' });
     }
@@ -121,7 +129,7 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
   it('in a write body: 422 naming the member, or 413 when the member alone is longer than a body may be', async () => {
     for (const { template, member, maxLength } of boundedMembers) {
       const body = { amount: '1.00', credit_limit: limit, payment_method: 'pm_none', principal: '1.00', [member]: 'a'.repeat(maxLength + 1) };
-      const response = await post(urlOf(template), body);
+      const response = await post(urlOf(template), body, {}, authorizationFor(template));
       const what = `${template} ${member} of ${maxLength + 1} characters`;
       if (response.statusCode === 413) {
         expect(JSON.stringify(body).length, what).toBeGreaterThan(maxLength);
@@ -143,11 +151,11 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
     expect(reference.statusCode).toBe(201);
   });
 
-  function post(url: string, body: JsonObject, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  function post(url: string, body: JsonObject, headers: Record<string, string> = {}, authorization = writer().authorization): Promise<LightMyRequestResponse> {
     return app.inject({
       method: 'POST',
       url,
-      headers: { authorization: url.includes('/resend/') ? webhooks : writer().authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...headers },
+      headers: { authorization: url.includes('/resend/') ? webhooks : authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...headers },
       payload: JSON.stringify(body),
     });
   }

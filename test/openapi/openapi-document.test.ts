@@ -1,3 +1,4 @@
+import { webhookEndpointPaths } from '../../src/openapi/webhook-endpoint-operations.js';
 import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +66,7 @@ describe('openapi.json', () => {
         '/api/events/',
         '/api/events/{uid}/',
         '/api/events/{uid}/resend/',
+        ...Object.keys(webhookEndpointPaths()),
         '/healthz',
         '/readyz',
         '/api/openapi.json',

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createLogger } from '../../src/logger.js';
 import type { Queryable, Store } from '../../src/store/store.js';
 import { Deliverer, type DelivererOptions } from '../../src/webhooks/deliverer.js';
-import { signingSecretsStandIn } from '../../src/webhooks/event-body-stand-in.js';
+import { signingSecretsOf } from '../../src/webhooks/endpoint-secrets.js';
 import { renderDeliveredEvent } from '../../src/events/event-body.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { newSigningSecret } from '../../src/webhooks/signature.js';
@@ -40,7 +40,7 @@ export function newDeliverer(store: Store, options: Partial<DelivererOptions> = 
   return new Deliverer(store, {
     nodeId: `test-${randomBytes(4).toString('hex')}`,
     policy: LOCAL_POLICY,
-    secretsOf: (row) => signingSecretsStandIn(TEST_BOX, row, new Date()),
+    secretsOf: (row) => signingSecretsOf(TEST_BOX, row, new Date()),
     renderEvent: renderDeliveredEvent,
     log: createLogger(process.env.TEST_DELIVERER_LOG ?? 'silent'),
     ...options,

@@ -3,7 +3,6 @@ import type { ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { MIN_WEBHOOK_CLAIM_MS } from '../../src/domain/webhook-delivery-setting.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { postgresUrlWithSchema } from '../helpers/cli.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
@@ -43,7 +42,7 @@ describe.runIf(/^postgres(ql)?:/.test(databaseUrl))('a serve node SIGKILLed in t
       DATABASE_URL: postgresUrlWithSchema(databaseUrl, schema),
       WEBHOOK_ALLOW_PRIVATE: '1',
       WEBHOOK_SECRET_KEY: key.toString('hex'),
-      WEBHOOK_CLAIM_MS: String(MIN_WEBHOOK_CLAIM_MS),
+      WEBHOOK_CLAIM_MS: '11000',
     };
     const first = await spawnServer([], env);
     servers.push(first);

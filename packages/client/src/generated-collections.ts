@@ -4,13 +4,21 @@
  */
 
 import { ListClient, ResourceClient, type Connection } from './resource-client.js';
-import type { CreditLimit, CreditLimitListParams, Entity, EntityListParams, Event, EventListParams, LedgerEntry, LedgerEntryListParams, Loan, LoanListParams, PaymentMethod, PaymentMethodListParams } from './generated.js';
+import type { CreditLimit, CreditLimitListParams, Entity, EntityListParams, Event, EventListParams, LedgerEntry, LedgerEntryListParams, Loan, LoanListParams, PaymentMethod, PaymentMethodListParams, WebhookDeliveryAttempt, WebhookDeliveryAttemptListParams, WebhookEndpoint, WebhookEndpointListParams } from './generated.js';
 
 /** `/api/limits/` and the collections nested under one CreditLimit. */
 export class CreditLimitCollection extends ResourceClient<CreditLimit, CreditLimitListParams> {
   /** `/api/limits/{uid}/entries/`: `list` and `listAll` of the LedgerEntry records of the CreditLimit `uid`. */
   entries(uid: string): ListClient<LedgerEntry, LedgerEntryListParams> {
     return new ListClient(this.transport, ['limits', uid, 'entries']);
+  }
+}
+
+/** `/api/webhook_endpoints/` and the collections nested under one WebhookEndpoint. */
+export class WebhookEndpointCollection extends ResourceClient<WebhookEndpoint, WebhookEndpointListParams> {
+  /** `/api/webhook_endpoints/{uid}/deliveries/`: `list` and `listAll` of the WebhookDeliveryAttempt records of the WebhookEndpoint `uid`. */
+  deliveries(uid: string): ListClient<WebhookDeliveryAttempt, WebhookDeliveryAttemptListParams> {
+    return new ListClient(this.transport, ['webhook_endpoints', uid, 'deliveries']);
   }
 }
 
@@ -26,6 +34,8 @@ export class LendingCollections {
   readonly loans: ResourceClient<Loan, LoanListParams>;
   /** `/api/events/`: `list`, `retrieve` and `listAll` of Event records. */
   readonly events: ResourceClient<Event, EventListParams>;
+  /** `/api/webhook_endpoints/`: `list`, `retrieve` and `listAll` of WebhookEndpoint records; `deliveries(uid)`: one's WebhookDeliveryAttempt records. */
+  readonly webhookEndpoints: WebhookEndpointCollection;
 
   constructor(connection: Connection) {
     this.paymentMethods = new ResourceClient(connection, 'methods');
@@ -33,5 +43,6 @@ export class LendingCollections {
     this.entities = new ResourceClient(connection, 'entities');
     this.loans = new ResourceClient(connection, 'loans');
     this.events = new ResourceClient(connection, 'events');
+    this.webhookEndpoints = new WebhookEndpointCollection(connection, 'webhook_endpoints');
   }
 }

@@ -647,88 +647,110 @@ export interface EventResendResult {
   endpoints: string[];
 }
 /**
- * Where the organization's events are delivered. Its secret is never listed.
+ * Where and which events are delivered. Never its secret.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookEndpoint".
  */
 export interface WebhookEndpoint {
-  /**
-   * The endpoint's id, `we_…`.
-   */
   id: string;
   object: 'webhook_endpoint';
   /**
-   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
    */
   url: string;
   /**
-   * Free text for people.
+   * Your note about the endpoint; null for none.
    */
   description: string | null;
   /**
-   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
    */
-  enabled_events: string[];
+  enabled_events: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
   /**
-   * Whether deliveries are stopped.
+   * A disabled endpoint gets no deliveries.
    */
   disabled: boolean;
   /**
-   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API.
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API; null while enabled.
    */
   disabled_reason: 'failing' | 'requested' | null;
-  /**
-   * When the endpoint was created.
-   */
   created_at: string;
-  /**
-   * When the endpoint last changed.
-   */
   updated_at: string;
 }
 /**
- * The answer of create and rotate_secret: the endpoint and its signing secret, shown this once.
+ * An endpoint as created or rotated: with its signing secret, shown this once.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookEndpointWithSecret".
  */
 export interface WebhookEndpointWithSecret {
-  /**
-   * The endpoint's id, `we_…`.
-   */
   id: string;
   object: 'webhook_endpoint';
   /**
-   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
    */
   url: string;
   /**
-   * Free text for people.
+   * Your note about the endpoint; null for none.
    */
   description: string | null;
   /**
-   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
    */
-  enabled_events: string[];
+  enabled_events: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
   /**
-   * Whether deliveries are stopped.
+   * A disabled endpoint gets no deliveries.
    */
   disabled: boolean;
   /**
-   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API.
+   * `failing`: every attempt failed for 3 days; `requested`: disabled through the API; null while enabled.
    */
   disabled_reason: 'failing' | 'requested' | null;
-  /**
-   * When the endpoint was created.
-   */
   created_at: string;
-  /**
-   * When the endpoint last changed.
-   */
   updated_at: string;
   /**
-   * The signing secret, `whsec_…`.
+   * The signing secret (Standard Webhooks): verify each delivery’s `webhook-signature` with it.
    */
   secret: string;
 }
@@ -738,14 +760,37 @@ export interface WebhookEndpointWithSecret {
  */
 export interface WebhookEndpointInput {
   /**
-   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
    */
   url: string;
   /**
-   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
    */
-  enabled_events: string[];
-  description?: string;
+  enabled_events: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
+  /**
+   * Your note about the endpoint; null for none.
+   */
+  description?: string | null;
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -753,85 +798,99 @@ export interface WebhookEndpointInput {
  */
 export interface WebhookEndpointUpdate {
   /**
-   * Where events are POSTed: `https://` (plain `http://` only where the operator allows private addresses).
+   * Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).
    */
   url?: string;
   /**
-   * Event types, prefixes such as `credit_limit.*`, or `*`.
+   * Event types, `prefix.*` (every type of one object) or `*` (every type, those added later included).
+   *
+   * @minItems 1
+   * @maxItems 16
    */
-  enabled_events?: string[];
+  enabled_events?: (
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | 'credit_limit.*'
+    | 'entity.*'
+    | 'ledger_entry.*'
+    | 'loan.*'
+    | 'payment_method.*'
+    | '*'
+  )[];
   /**
-   * Free text for people.
+   * Your note about the endpoint; null for none.
    */
   description?: string | null;
   /**
-   * `true` stops deliveries (`disabled_reason: requested`); `false` resumes them.
+   * true disables the endpoint; false enables it again.
    */
   disabled?: boolean;
 }
 /**
- * Query parameters of `listWebhookEndpoints`: numbered pages only.
+ * Query parameters of `listWebhookEndpoints`; all optional.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookEndpointListParams".
  */
 export interface WebhookEndpointListParams {
   /**
-   * Page number, from 1.
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. The only parameter: any other is a 422 naming it.
    */
   page?: number;
 }
 /**
- * One attempt to deliver an event to an endpoint.
+ * One attempt to deliver one event to the endpoint.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookDeliveryAttempt".
  */
 export interface WebhookDeliveryAttempt {
-  /**
-   * The attempt's id, `wha_…`.
-   */
   id: string;
   object: 'webhook_delivery_attempt';
   /**
-   * The event delivered, `evt_…`.
+   * The event’s id (`evt_…`), its `webhook-id`.
    */
   event: string;
   /**
-   * Its number for this event and endpoint, from 1.
+   * The attempt’s number for this event, from 1.
    */
   attempt: number;
   /**
-   * The receiver's HTTP status; null when none came.
+   * The receiver’s status; null when none came (timeout, refused connection, refused address).
    */
   status_code: number | null;
   duration_ms: number;
   /**
-   * Why it failed (timeout, refused, redirect, a status other than 2xx …); null on success.
+   * Why the attempt failed (its first 1024 characters); null on success.
    */
   error: string | null;
   /**
-   * The first 1 KiB of the receiver's answer.
+   * The first 1 KiB of the receiver’s answer.
    */
   response_body: string | null;
   /**
-   * When the next attempt is due; null when none follows.
+   * When the next attempt is due; null when none follows (delivered, or given up).
    */
   next_attempt_at: string | null;
-  /**
-   * When the attempt was made.
-   */
   created_at: string;
 }
 /**
- * Query parameters of the deliveries list: numbered pages only.
+ * Query parameters of `listWebhookDeliveryAttempts`; all optional.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "WebhookDeliveryAttemptListParams".
  */
 export interface WebhookDeliveryAttemptListParams {
   /**
-   * Page number, from 1.
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. The only parameter: any other is a 422 naming it.
    */
   page?: number;
 }
@@ -1250,6 +1309,7 @@ export interface Problem {
     | 'idempotency_key_reused'
     | 'insufficient_balance'
     | 'repayment_exceeds_outstanding'
+    | 'webhook_endpoint_limit'
     | 'unauthorized'
     | 'insufficient_scope'
     | 'not_found'
@@ -1264,6 +1324,7 @@ export interface Problem {
     | 'internal_error'
     | 'service_unavailable'
     | 'overloaded'
+    | 'webhook_secret_key_missing'
     | 'outcome_unknown';
   /**
    * Every invalid query parameter (`invalid_parameter`) or body member (`invalid_body`).
@@ -1353,6 +1414,54 @@ export interface LoanRepaymentResult {
   entry: LedgerEntry1;
   loan: Loan1;
   limit: CreditLimit1;
+}
+/**
+ * One page: at most 10 items, and the exact count.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointPage".
+ */
+export interface WebhookEndpointPage {
+  /**
+   * Exact number of items.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page; null on the last page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page; null on the first page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: WebhookEndpoint[];
+}
+/**
+ * One page: at most 10 items, and the exact count.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryAttemptPage".
+ */
+export interface WebhookDeliveryAttemptPage {
+  /**
+   * Exact number of items.
+   */
+  count: number;
+  /**
+   * Absolute URL of the next page; null on the last page.
+   */
+  next: string | null;
+  /**
+   * Absolute URL of the previous page; null on the first page.
+   */
+  previous: string | null;
+  /**
+   * @maxItems 10
+   */
+  items: WebhookDeliveryAttempt[];
 }
 /**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema

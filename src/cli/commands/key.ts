@@ -25,7 +25,7 @@ export async function runKeyCreate(options: OutputOptions & { org: string; expir
 export async function runKeyList(options: OutputOptions & { org: string }): Promise<void> {
   const keys = await withStore((store) => listApiKeys(store, options.org));
   const lines = keys.map(
-    (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.scope.padEnd(5)}  created ${k.created_at}${k.expires_at ? `  expires ${k.expires_at}` : ''}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
+    (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.scope.padEnd(8)}  created ${k.created_at}${k.expires_at ? `  expires ${k.expires_at}` : ''}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
   );
   print(options, keys, lines.length > 0 ? lines.join('\n') : `no keys for ${options.org}`);
 }
@@ -38,7 +38,7 @@ export async function runKeyRevoke(id: string, options: OutputOptions): Promise<
 }
 
 function parseScope(raw: string): KeyScope {
-  if (!isKeyScope(raw)) throw new UsageError(`--scope must be ${KEY_SCOPES.join(' or ')}, got '${raw}'`);
+  if (!isKeyScope(raw)) throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}, got '${raw}'`);
   return raw;
 }
 

@@ -15,6 +15,7 @@ export interface ServeFlags extends OutputOptions {
   rateLimit?: string;
   logLevel?: string;
   workers?: string;
+  webhookAllowPrivate?: boolean;
 }
 
 export function configFromFlags(flags: ServeFlags) {
@@ -26,6 +27,7 @@ export function configFromFlags(flags: ServeFlags) {
     RATE_LIMIT_PER_MINUTE: flags.rateLimit,
     LOG_LEVEL: flags.logLevel,
     WORKERS: flags.workers,
+    WEBHOOK_ALLOW_PRIVATE: flags.webhookAllowPrivate ? '1' : undefined,
   });
 }
 

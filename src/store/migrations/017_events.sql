@@ -22,11 +22,14 @@
 --    due deliveries (claimed_until) and record every attempt.
 --
 -- Every table holds org_id in every key: distributed by it on Citus, and
--- every statement of the service on them is constrained by one org_id.
+-- every statement of the service on them is constrained by one org_id. No
+-- per-row foreign key to organizations (as 004_bulk_write_path.sql: an
+-- import writes an event per record): an organization that has events or
+-- endpoints cannot be deleted (organizations_refuse_delete_with_records, below).
 
 CREATE TABLE event_outbox (
   id bigint GENERATED ALWAYS AS IDENTITY,
-  org_id bigint NOT NULL REFERENCES organizations (id),
+  org_id bigint NOT NULL,
   uid text COLLATE "C" NOT NULL DEFAULT ('evt_' || replace(gen_random_uuid()::text, '-', '')),
   type text COLLATE "C" NOT NULL,
   object_uid text COLLATE "C" NOT NULL,
@@ -41,7 +44,7 @@ CREATE INDEX event_outbox_org_idx ON event_outbox (org_id, id);
 
 CREATE TABLE events (
   id bigint GENERATED ALWAYS AS IDENTITY,
-  org_id bigint NOT NULL REFERENCES organizations (id),
+  org_id bigint NOT NULL,
   uid text COLLATE "C" NOT NULL,
   type text COLLATE "C" NOT NULL,
   object_uid text COLLATE "C" NOT NULL,
@@ -64,14 +67,14 @@ CREATE INDEX events_type_idx ON events (org_id, type, created_at, id);
 CREATE INDEX events_object_idx ON events (org_id, object_uid, created_at, id);
 
 CREATE TABLE event_streams (
-  org_id bigint NOT NULL REFERENCES organizations (id),
+  org_id bigint NOT NULL,
   published_through timestamptz NOT NULL,
   PRIMARY KEY (org_id)
 );
 
 CREATE TABLE webhook_endpoints (
   id bigint GENERATED ALWAYS AS IDENTITY,
-  org_id bigint NOT NULL REFERENCES organizations (id),
+  org_id bigint NOT NULL,
   uid text COLLATE "C" NOT NULL CHECK (length(uid) BETWEEN 1 AND 255),
   url text NOT NULL CHECK (length(url) BETWEEN 1 AND 2048),
   description text CHECK (length(description) <= 500),
@@ -94,7 +97,7 @@ CREATE INDEX webhook_endpoints_created_idx ON webhook_endpoints (org_id, created
 
 CREATE TABLE webhook_deliveries (
   id bigint GENERATED ALWAYS AS IDENTITY,
-  org_id bigint NOT NULL REFERENCES organizations (id),
+  org_id bigint NOT NULL,
   endpoint_id bigint NOT NULL,
   event_id bigint NOT NULL,
   state text COLLATE "C" NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed', 'cancelled')),
@@ -113,7 +116,7 @@ CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (org_id, event_i
 
 CREATE TABLE webhook_attempts (
   id bigint GENERATED ALWAYS AS IDENTITY,
-  org_id bigint NOT NULL REFERENCES organizations (id),
+  org_id bigint NOT NULL,
   uid text COLLATE "C" NOT NULL DEFAULT ('wha_' || replace(gen_random_uuid()::text, '-', '')),
   endpoint_id bigint NOT NULL,
   delivery_id bigint NOT NULL,
@@ -132,10 +135,12 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_endpoint_idx ON webhook_attempts (org_id, endpoint_id, created_at, id);
 
--- The public columns of a row (those a resource definition renders), nothing else.
-CREATE FUNCTION events_public(row_value jsonb, public_columns text[]) RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(row_value) WHERE key = ANY (public_columns)
+-- The columns of a table that are not public (those a resource definition does not render): a row's public
+-- columns are to_jsonb(row) - events_hidden_columns(…), one operator instead of a walk over its members.
+CREATE FUNCTION events_hidden_columns(tracked oid, public_columns text[]) RETURNS text[]
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(array_agg(a.attname::text), '{}') FROM pg_attribute a
+   WHERE a.attrelid = tracked AND a.attnum > 0 AND NOT a.attisdropped AND NOT (a.attname::text = ANY (public_columns))
 $$;
 
 -- Whether an endpoint's enabled_events (types, `prefix.*`, or `*`) take an event type.
@@ -162,13 +167,13 @@ CREATE FUNCTION events_record_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   object_type text := TG_ARGV[0];
   uid_column text := TG_ARGV[1];
-  public_columns text[] := TG_ARGV[2]::text[];
+  hidden text[] := events_hidden_columns(TG_RELID, TG_ARGV[2]::text[]);
   context jsonb := events_context();
   changed record;
 BEGIN
   IF NOT events_on_shards() THEN
     INSERT INTO event_outbox (org_id, type, object_uid, data_object, request_id, idempotency_key, import_id)
-    SELECT r.org_id, object_type || '.created', to_jsonb(r) ->> uid_column, events_public(to_jsonb(r), public_columns),
+    SELECT r.org_id, object_type || '.created', to_jsonb(r) ->> uid_column, to_jsonb(r) - hidden,
            context ->> 'request_id', context ->> 'idempotency_key', context ->> 'import_id'
       FROM inserted_rows r;
     RETURN NULL;
@@ -176,7 +181,7 @@ BEGIN
   -- On a shard, one statement per row with plain values (a router statement on the co-located shard).
   FOR changed IN SELECT r.org_id, to_jsonb(r) AS row_value FROM inserted_rows r LOOP
     INSERT INTO event_outbox (org_id, type, object_uid, data_object, request_id, idempotency_key, import_id)
-    VALUES (changed.org_id, object_type || '.created', changed.row_value ->> uid_column, events_public(changed.row_value, public_columns),
+    VALUES (changed.org_id, object_type || '.created', changed.row_value ->> uid_column, changed.row_value - hidden,
             context ->> 'request_id', context ->> 'idempotency_key', context ->> 'import_id');
   END LOOP;
   RETURN NULL;
@@ -187,17 +192,32 @@ CREATE FUNCTION events_record_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   object_type text := TG_ARGV[0];
   uid_column text := TG_ARGV[1];
-  public_columns text[] := TG_ARGV[2]::text[];
+  hidden text[] := events_hidden_columns(TG_RELID, TG_ARGV[2]::text[]);
   own_status text := CASE WHEN TG_NARGS > 3 THEN TG_ARGV[3] END;
   context jsonb := events_context();
   changed record;
 BEGIN
+  IF NOT events_on_shards() THEN
+    INSERT INTO event_outbox (org_id, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id)
+    SELECT c.org_id, c.type, c.after ->> uid_column, c.after, c.before,
+           context ->> 'request_id', context ->> 'idempotency_key', context ->> 'import_id'
+      FROM (SELECT n.org_id, p.after, c.before,
+                 CASE WHEN own_status IS NOT NULL AND p.after ->> 'status' = own_status AND c.before ? 'status'
+                      THEN object_type || '.' || own_status ELSE object_type || '.updated' END AS type
+            FROM updated_new n JOIN updated_old o ON o.id = n.id AND o.org_id = n.org_id
+           CROSS JOIN LATERAL (SELECT to_jsonb(n) - hidden AS after, to_jsonb(o) - hidden AS old) p
+           CROSS JOIN LATERAL (SELECT jsonb_object_agg(e.key, e.value) AS before FROM jsonb_each(p.old) e
+                                WHERE e.value IS DISTINCT FROM p.after -> e.key) c
+           WHERE c.before IS NOT NULL) c;
+    RETURN NULL;
+  END IF;
+  -- On a shard, one statement per row with plain values (a router statement on the co-located shard).
   FOR changed IN
     SELECT n.org_id, p.after, c.before,
            CASE WHEN own_status IS NOT NULL AND p.after ->> 'status' = own_status AND c.before ? 'status'
                 THEN object_type || '.' || own_status ELSE object_type || '.updated' END AS type
       FROM updated_new n JOIN updated_old o ON o.id = n.id AND o.org_id = n.org_id
-     CROSS JOIN LATERAL (SELECT events_public(to_jsonb(n), public_columns) AS after, events_public(to_jsonb(o), public_columns) AS old) p
+     CROSS JOIN LATERAL (SELECT to_jsonb(n) - hidden AS after, to_jsonb(o) - hidden AS old) p
      CROSS JOIN LATERAL (SELECT jsonb_object_agg(e.key, e.value) AS before FROM jsonb_each(p.old) e
                           WHERE e.value IS DISTINCT FROM p.after -> e.key) c
      WHERE c.before IS NOT NULL
@@ -232,6 +252,27 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION organizations_refuse_delete_with_records() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  deleted record;
+BEGIN
+  FOR deleted IN SELECT id FROM deleted_organizations ORDER BY id LOOP
+    IF EXISTS (SELECT 1 FROM payment_methods p WHERE p.org_id = deleted.id)
+       OR EXISTS (SELECT 1 FROM credit_limits c WHERE c.org_id = deleted.id) THEN
+      RAISE EXCEPTION 'an organization that has payment methods or credit limits cannot be deleted'
+        USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    IF EXISTS (SELECT 1 FROM events e WHERE e.org_id = deleted.id)
+       OR EXISTS (SELECT 1 FROM event_outbox o WHERE o.org_id = deleted.id)
+       OR EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.org_id = deleted.id) THEN
+      RAISE EXCEPTION 'an organization that has events or webhook endpoints cannot be deleted'
+        USING ERRCODE = 'foreign_key_violation';
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END
+$$;
+
 -- Timestamps in data_object as to_jsonb renders them in UTC; the trigger functions find their tables in this schema
 -- wherever they run (a worker's shard included, as in 015_triggers_on_shards.sql).
 DO $$
@@ -241,7 +282,8 @@ BEGIN
   FOR fn IN
     SELECT p.oid::regprocedure FROM pg_proc p
      WHERE p.pronamespace = current_schema()::regnamespace
-       AND p.proname IN ('events_record_inserted', 'events_record_updated', 'events_context', 'events_on_shards')
+       AND p.proname IN ('events_record_inserted', 'events_record_updated', 'events_context', 'events_on_shards',
+                         'organizations_refuse_delete_with_records')
   LOOP
     EXECUTE format('ALTER FUNCTION %s SET search_path = %I', fn, current_schema());
   END LOOP;

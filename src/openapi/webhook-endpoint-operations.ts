@@ -1,0 +1,228 @@
+import type { ErrorCode } from '../domain/errors.js';
+import { MAX_LINK_LENGTH } from '../listing/page-links.js';
+import { PAGE_SIZE } from '../listing/query-parser.js';
+import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/destination.js';
+import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, MAX_ENABLED_EVENTS } from '../webhooks/event-types.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_HOURS } from '../webhooks/webhook-endpoints.js';
+import { MAX_ATTEMPT_ERROR_LENGTH } from '../webhooks/delivery-attempts.js';
+import { schemaRef, type JsonObject } from './json-schema.js';
+import { countSchema, TIMESTAMP_PATTERN } from './resource-schemas.js';
+import { errorResponsesByStatus } from './write-operations.js';
+
+/** The tag of every operation here (docs/api.md "Webhook endpoints"). */
+export const WEBHOOK_ENDPOINTS_TAG = 'Webhook endpoints';
+
+/** The scope every operation here needs (docs/api.md's endpoint table reads it). */
+export const REQUIRED_SCOPE_EXTENSION = 'x-required-scope';
+
+/** What any of them can answer before its own work: credentials, scope, budget, a URL the router cannot read, the database. */
+const COMMON: readonly ErrorCode[] = ['bad_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'];
+/** A body-reading operation's refusals of the body itself. */
+const BODY: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'invalid_body'];
+/** A transaction whose COMMIT went unconfirmed. */
+const WRITTEN: readonly ErrorCode[] = ['outcome_unknown'];
+
+const TIMESTAMP = { type: 'string', format: 'date-time', maxLength: 27, pattern: TIMESTAMP_PATTERN } as const;
+const ENDPOINT_ID = { type: 'string', pattern: '^we_[0-9a-f]{32}$', maxLength: 35, examples: ['we_5f0c6b2e7c1a4e5b9a552b1f7d3c9e10'] } as const;
+const PATTERNS = [...EVENT_TYPES, ...EVENT_TYPE_PREFIXES, EVERY_EVENT];
+
+const ID_PARAMETER = {
+  name: 'uid',
+  in: 'path',
+  required: true,
+  description: 'The webhook endpoint’s id (`we_…`).',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  example: ENDPOINT_ID.examples[0],
+};
+
+const PAGE_PARAMETER = {
+  name: 'page',
+  in: 'query',
+  required: false,
+  description: `Page number, from 1, for example \`2\`. Pages hold ${PAGE_SIZE} items; a page past the last one is a 404 \`page_out_of_range\`. The only parameter: any other is a 422 naming it.`,
+  schema: { ...countSchema(1), default: 1 },
+};
+
+const HEADERS = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+
+function ok(description: string, schema: string, status = 200, extraHeaders: JsonObject = {}): Record<string, JsonObject> {
+  return { [status]: { description, headers: { ...HEADERS, ...extraHeaders }, content: { 'application/json': { schema: schemaRef(schema) } } } };
+}
+
+function operation(operationId: string, summary: string, description: string, parts: JsonObject): JsonObject {
+  return { operationId, tags: [WEBHOOK_ENDPOINTS_TAG], summary, description: `${description} Needs an API key with the \`webhooks\` scope (another key gets 403 \`insufficient_scope\`).`, [REQUIRED_SCOPE_EXTENSION]: 'webhooks', ...parts };
+}
+
+function body(schema: string | JsonObject, example: JsonObject, required = true): JsonObject {
+  return {
+    required,
+    description: `A JSON object of at most ${MAX_WRITE_BODY_BYTES} bytes; any other member is a 422.`,
+    content: { 'application/json': { schema: typeof schema === 'string' ? schemaRef(schema) : schema, example } },
+  };
+}
+
+/** The paths of the webhook endpoints (src/http/webhook-endpoint-routes.ts). */
+export function webhookEndpointPaths(): Record<string, JsonObject> {
+  const secretNote = 'The answer carries the signing `secret` (`whsec_…`): it is shown only here, stored encrypted, never listed or logged.';
+  return {
+    '/api/webhook_endpoints/': {
+      get: operation('listWebhookEndpoints', 'List webhook endpoints', `Your organization's webhook endpoints, oldest first (at most ${MAX_ENDPOINTS_PER_ORGANIZATION}), without their secrets.`, {
+        parameters: [PAGE_PARAMETER],
+        responses: { ...ok('A page of webhook endpoints.', 'WebhookEndpointPage', 200, { Link: { $ref: '#/components/headers/Link' } }), ...errorResponsesByStatus([...COMMON, 'invalid_parameter', 'page_out_of_range']) },
+      }),
+      post: operation(
+        'createWebhookEndpoint',
+        'Create a webhook endpoint',
+        `Events whose type \`enabled_events\` takes are POSTed to \`url\`, signed (Standard Webhooks). ${secretNote} The URL must be \`https://\` and not name a private, loopback, link-local or metadata address unless the operator allows it (a 422 naming \`url\` says why). At most ${MAX_ENDPOINTS_PER_ORGANIZATION} per organization (409 \`webhook_endpoint_limit\`). Without WEBHOOK_SECRET_KEY on the server: 503 \`webhook_secret_key_missing\`. No Idempotency-Key: after a 504 \`outcome_unknown\`, list the endpoints before retrying.`,
+        {
+          requestBody: body('WebhookEndpointInput', { url: 'https://example.com/webhooks', enabled_events: ['loan.*', 'credit_limit.updated'], description: 'Loan book sync' }),
+          responses: { ...ok('The endpoint, with its signing secret (this once).', 'WebhookEndpointWithSecret', 201), ...errorResponsesByStatus([...COMMON, ...BODY, 'webhook_endpoint_limit', 'webhook_secret_key_missing', ...WRITTEN]) },
+        },
+      ),
+    },
+    '/api/webhook_endpoints/{uid}/': {
+      get: operation('retrieveWebhookEndpoint', 'Retrieve a webhook endpoint', 'One endpoint of your organization, without its secret. The URL takes no query parameters.', {
+        parameters: [ID_PARAMETER],
+        responses: { ...ok('The endpoint.', 'WebhookEndpoint'), ...errorResponsesByStatus([...COMMON, 'invalid_parameter', 'not_found']) },
+      }),
+      post: operation(
+        'updateWebhookEndpoint',
+        'Update a webhook endpoint',
+        'Changes the members given: `url`, `enabled_events`, `description` (`null` clears it), `disabled`. Disabling sets `disabled_reason` to `requested`; enabling clears the reason. Pending deliveries the endpoint no longer takes (disabled, or a type no longer enabled) are cancelled.',
+        {
+          parameters: [ID_PARAMETER],
+          requestBody: body('WebhookEndpointUpdate', { disabled: true }),
+          responses: { ...ok('The endpoint after the change.', 'WebhookEndpoint'), ...errorResponsesByStatus([...COMMON, ...BODY, 'not_found', ...WRITTEN]) },
+        },
+      ),
+      delete: operation('deleteWebhookEndpoint', 'Delete a webhook endpoint', 'Deletes the endpoint; its pending deliveries are cancelled in the same transaction.', {
+        parameters: [ID_PARAMETER],
+        responses: {
+          204: { description: 'Deleted.', headers: HEADERS },
+          ...errorResponsesByStatus([...COMMON, 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'not_found', ...WRITTEN]),
+        },
+      }),
+    },
+    '/api/webhook_endpoints/{uid}/rotate_secret/': {
+      post: operation(
+        'rotateWebhookEndpointSecret',
+        'Rotate a webhook endpoint’s signing secret',
+        `A new signing secret; the one it replaces keeps signing beside it for ${PREVIOUS_SECRET_HOURS} hours (deliveries carry both signatures), so receivers can switch without a gap. ${secretNote} Without WEBHOOK_SECRET_KEY on the server: 503 \`webhook_secret_key_missing\`.`,
+        {
+          parameters: [ID_PARAMETER],
+          requestBody: body({ description: 'No member: send `{}` or no body.', type: 'object', maxProperties: 0, additionalProperties: false }, {}, false),
+          responses: { ...ok('The endpoint, with its new signing secret (this once).', 'WebhookEndpointWithSecret'), ...errorResponsesByStatus([...COMMON, ...BODY, 'not_found', 'webhook_secret_key_missing', ...WRITTEN]) },
+        },
+      ),
+    },
+    '/api/webhook_endpoints/{uid}/deliveries/': {
+      get: operation('listWebhookDeliveryAttempts', 'List a webhook endpoint’s delivery attempts', 'Every attempt to deliver an event to the endpoint, newest first: the event, the attempt’s number, the status code, how long it took, the error, the first 1 KiB of the answer and when the next attempt is due.', {
+        parameters: [ID_PARAMETER, PAGE_PARAMETER],
+        responses: { ...ok('A page of delivery attempts.', 'WebhookDeliveryAttemptPage', 200, { Link: { $ref: '#/components/headers/Link' } }), ...errorResponsesByStatus([...COMMON, 'invalid_parameter', 'not_found', 'page_out_of_range']) },
+      }),
+    },
+  };
+}
+
+const ENABLED_EVENTS = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_ENABLED_EVENTS,
+  items: { type: 'string', enum: PATTERNS },
+  description: `Event types, \`prefix.*\` (every type of one object) or \`*\` (every type, those added later included).`,
+  examples: [['loan.*', 'credit_limit.updated']],
+};
+const DESCRIPTION = { type: ['string', 'null'], pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]+$', minLength: 1, maxLength: MAX_DESCRIPTION_LENGTH, description: 'Your note about the endpoint; null for none.' };
+const URL_SCHEMA = { type: 'string', format: 'uri', minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH, description: 'Where events are POSTed: `https://` (plain `http://` and private addresses only where the operator allows them).', examples: ['https://example.com/webhooks'] };
+
+const ENDPOINT_PROPERTIES = {
+  id: ENDPOINT_ID,
+  object: { const: 'webhook_endpoint' },
+  url: URL_SCHEMA,
+  description: DESCRIPTION,
+  enabled_events: { ...ENABLED_EVENTS, uniqueItems: true },
+  disabled: { type: 'boolean', description: 'A disabled endpoint gets no deliveries.' },
+  disabled_reason: { enum: ['failing', 'requested', null], description: '`failing`: every attempt failed for 3 days; `requested`: disabled through the API; null while enabled.' },
+  created_at: TIMESTAMP,
+  updated_at: TIMESTAMP,
+};
+const ENDPOINT_REQUIRED = Object.keys(ENDPOINT_PROPERTIES);
+
+function pageOf(name: string, items: string, path: string): JsonObject {
+  const link = (which: 'next' | 'previous') => ({
+    type: ['string', 'null'],
+    format: 'uri',
+    maxLength: MAX_LINK_LENGTH,
+    description: `Absolute URL of the ${which} page; null on the ${which === 'next' ? 'last' : 'first'} page.`,
+    examples: [`https://api.example.com${path}?page=${which === 'next' ? 3 : 1}`],
+  });
+  return {
+    title: name,
+    description: `One page: at most ${PAGE_SIZE} items, and the exact count.`,
+    type: 'object',
+    required: ['count', 'next', 'previous', 'items'],
+    properties: { count: { ...countSchema(0), description: 'Exact number of items.' }, next: link('next'), previous: link('previous'), items: { type: 'array', maxItems: PAGE_SIZE, items: schemaRef(items) } },
+    additionalProperties: false,
+  };
+}
+
+/** The schemas the operations refer to. */
+export function webhookEndpointSchemas(): Record<string, JsonObject> {
+  return {
+    WebhookEndpoint: {
+      title: 'WebhookEndpoint',
+      description: 'Where and which events are delivered. Never its secret.',
+      type: 'object',
+      required: ENDPOINT_REQUIRED,
+      properties: ENDPOINT_PROPERTIES,
+      additionalProperties: false,
+    },
+    WebhookEndpointWithSecret: {
+      title: 'WebhookEndpointWithSecret',
+      description: 'An endpoint as created or rotated: with its signing secret, shown this once.',
+      type: 'object',
+      required: [...ENDPOINT_REQUIRED, 'secret'],
+      properties: {
+        ...ENDPOINT_PROPERTIES,
+        secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$', maxLength: 50, description: 'The signing secret (Standard Webhooks): verify each delivery’s `webhook-signature` with it.' },
+      },
+      additionalProperties: false,
+    },
+    WebhookEndpointPage: pageOf('WebhookEndpointPage', 'WebhookEndpoint', '/api/webhook_endpoints/'),
+    WebhookEndpointInput: {
+      title: 'WebhookEndpointInput',
+      type: 'object',
+      required: ['url', 'enabled_events'],
+      properties: { url: URL_SCHEMA, enabled_events: ENABLED_EVENTS, description: DESCRIPTION },
+      additionalProperties: false,
+    },
+    WebhookEndpointUpdate: {
+      title: 'WebhookEndpointUpdate',
+      type: 'object',
+      minProperties: 1,
+      properties: { url: URL_SCHEMA, enabled_events: ENABLED_EVENTS, description: DESCRIPTION, disabled: { type: 'boolean', description: 'true disables the endpoint; false enables it again.' } },
+      additionalProperties: false,
+    },
+    WebhookDeliveryAttempt: {
+      title: 'WebhookDeliveryAttempt',
+      description: 'One attempt to deliver one event to the endpoint.',
+      type: 'object',
+      required: ['id', 'object', 'event', 'attempt', 'status_code', 'duration_ms', 'error', 'response_body', 'next_attempt_at', 'created_at'],
+      properties: {
+        id: { type: 'string', pattern: '^wha_[0-9a-f]{32}$', maxLength: 36 },
+        object: { const: 'webhook_delivery_attempt' },
+        event: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', maxLength: 36, description: 'The event’s id (`evt_…`), its `webhook-id`.' },
+        attempt: { type: 'integer', format: 'int32', minimum: 1, maximum: 1000, description: 'The attempt’s number for this event, from 1.' },
+        status_code: { type: ['integer', 'null'], format: 'int32', minimum: 100, maximum: 599, description: 'The receiver’s status; null when none came (timeout, refused connection, refused address).' },
+        duration_ms: { type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 },
+        error: { type: ['string', 'null'], maxLength: MAX_ATTEMPT_ERROR_LENGTH, description: `Why the attempt failed (its first ${MAX_ATTEMPT_ERROR_LENGTH} characters); null on success.` },
+        response_body: { type: ['string', 'null'], maxLength: 1024, description: 'The first 1 KiB of the receiver’s answer.' },
+        next_attempt_at: { ...TIMESTAMP, type: ['string', 'null'], description: 'When the next attempt is due; null when none follows (delivered, or given up).' },
+        created_at: TIMESTAMP,
+      },
+      additionalProperties: false,
+    },
+    WebhookDeliveryAttemptPage: pageOf('WebhookDeliveryAttemptPage', 'WebhookDeliveryAttempt', '/api/webhook_endpoints/we_5f0c6b2e7c1a4e5b9a552b1f7d3c9e10/deliveries/'),
+  };
+}
