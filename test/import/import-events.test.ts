@@ -1,8 +1,15 @@
-import { expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { publishAllEvents } from '../../src/events/publish-events.js';
 import { ImportError } from '../../src/import/index.js';
+import { createOrganization } from '../../src/organizations/organizations.js';
+import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
+import { runCli } from '../helpers/cli.js';
 import { importLines } from '../helpers/import-lines.js';
+import { pgliteDirectoryFromTemplate, TEST_SHARED_BUFFERS } from '../helpers/pglite-template.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -131,5 +138,50 @@ describeEachStore('import: the events of what it changes (SPEC §3c)', (store) =
     ];
     await expect(importLines(store(), tenant.org.uid, failing, { importId: 'imp_failed' })).rejects.toBeInstanceOf(ImportError);
     expect(await publishedLog(store(), tenant.org.id)).toEqual(before);
+  });
+});
+
+// A CLI process costs seconds of start-up on a busy machine.
+describe('lending-api import and draw put their events in the log themselves (on a pglite directory, no serve running)', { timeout: 600_000 }, () => {
+  it('import prints its id, and the log holds its events with that id; draw adds its own', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'import-events-'));
+    try {
+      const url = `pglite://${path.join(dir, 'db')}`;
+      await pgliteDirectoryFromTemplate(path.join(dir, 'db'), (db) => createOrganization(db, 'Acme', 'acme'));
+      const file = `${FILE.map((line) => JSON.stringify(line)).join('\n')}\n`;
+      const imported = await runCli(['import', '--org', 'acme', '--json', '-'], url, file);
+      expect(imported.code, imported.stderr).toBe(0);
+      const summary = JSON.parse(imported.stdout) as { import_id: string; events_published: number };
+      expect(summary.import_id).toMatch(/^imp_[0-9a-f]{24}$/);
+      expect(summary.events_published).toBe(14);
+
+      const human = await runCli(['import', '--org', 'acme', '-'], url, file);
+      expect(human.stdout).toMatch(/^imported 11 lines into acme in [\d.]+s \(import imp_[0-9a-f]{24}\)$/m);
+      expect(human.stdout).toMatch(/events: +0 published/);
+
+      const drawn = await runCli(['draw', '--org', 'acme', '--limit', 'cl_idle', '--amount', '10', '--id', 'dd_cli'], url);
+      expect(drawn.code, drawn.stderr).toBe(0);
+
+      const location = parseDatabaseUrl(url);
+      if ('error' in location) throw new Error(location.error);
+      const db = await openStore(location, { pgliteSharedBuffers: TEST_SHARED_BUFFERS });
+      try {
+        const [outbox] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM event_outbox');
+        expect(Number(outbox?.n)).toBe(0);
+        const log = await db.query<{ type: string; object_uid: string; import_id: string | null }>('SELECT type, object_uid, import_id FROM events ORDER BY created_at');
+        expect(log.slice(0, 14).every((event) => event.import_id === summary.import_id)).toBe(true);
+        expect(log.slice(14)).toEqual(
+          expect.arrayContaining([
+            { type: 'ledger_entry.created', object_uid: 'dd_cli', import_id: null },
+            { type: 'credit_limit.updated', object_uid: 'cl_idle', import_id: null },
+          ]),
+        );
+        expect(log).toHaveLength(16);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
