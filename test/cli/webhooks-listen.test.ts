@@ -22,6 +22,8 @@ interface Listener {
   stdout(): string;
   stderr(): string;
   readonly exited: Promise<number | string>;
+  /** The exit code once it has ended. */
+  ended(): number | string | undefined;
 }
 
 function listen(args: string[]): Listener {
@@ -32,8 +34,9 @@ function listen(args: string[]): Listener {
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   child.stdin.end();
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  return { child, stdout: () => out, stderr: () => err, exited };
+  let ended: number | string | undefined;
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve((ended = code ?? signal ?? 'unknown'))));
+  return { child, stdout: () => out, stderr: () => err, exited, ended: () => ended };
 }
 
 function jsonLines(text: string): Record<string, unknown>[] {
@@ -43,11 +46,14 @@ function jsonLines(text: string): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-/** Waits (no tight deadline: the machine is busy) until `done` holds, or fails saying what `state` shows. */
-async function waitFor(done: () => boolean, state: () => string, ms = 120_000): Promise<void> {
+/** Waits (no tight deadline: the machine is busy) until `done` holds; fails at once if the listener ends first, saying what it printed. */
+async function waitFor(done: () => boolean, listener: Listener, ms = 120_000): Promise<void> {
   const until = Date.now() + ms;
   while (!done()) {
-    if (Date.now() > until) throw new Error(`gave up waiting; so far:\n${state()}`);
+    const ended = listener.ended();
+    if (ended !== undefined || Date.now() > until) {
+      throw new Error(`${ended === undefined ? 'gave up waiting' : `webhooks listen exited (${ended})`}; it printed:\n${listener.stdout()}${listener.stderr()}`);
+    }
     await sleep(50);
   }
 }
@@ -94,7 +100,7 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
 
     const listener = listen(['--forward-to', `http://127.0.0.1:${receiver.port}/hooks`, '--org', 'acme', '--key', keys.read, '--api-url', server.url]);
     stopOnCleanup(listener);
-    await waitFor(() => jsonLines(listener.stdout()).some((line) => line.ready === true), () => listener.stdout() + listener.stderr());
+    await waitFor(() => jsonLines(listener.stdout()).some((line) => line.ready === true), listener);
     const ready = jsonLines(listener.stdout())[0] ?? {};
     expect(ready.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
 
@@ -104,7 +110,7 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
       body: JSON.stringify({ amount: '250.00' }),
     });
     expect(drawn.status).toBe(201);
-    await waitFor(() => receiver.requests.length >= 2, () => listener.stdout() + listener.stderr());
+    await waitFor(() => receiver.requests.length >= 2, listener);
 
     // The credit limit's creation (before the listener started) is not forwarded: only what came after.
     const events = verified(receiver.requests, String(ready.secret));
@@ -134,10 +140,10 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
     const since = api.events[1]?.created_at ?? '';
     const listener = listen(['--forward-to', `http://127.0.0.1:${receiver.port}/`, '--org', 'acme', '--key', 'sk_test', '--api-url', api.url, '--since', since, '--secret', secret]);
     stopOnCleanup(listener);
-    await waitFor(() => receiver.requests.length >= 2, () => listener.stdout() + listener.stderr());
+    await waitFor(() => receiver.requests.length >= 2, listener);
     // 23 more: three pages and more of the API's 10, arriving while the listener polls.
     for (let i = 0; i < 23; i += 1) api.add('credit_limit.updated');
-    await waitFor(() => receiver.requests.length >= 25, () => listener.stdout() + listener.stderr());
+    await waitFor(() => receiver.requests.length >= 25, listener);
     await sleep(1000); // a few more polls: nothing comes twice
 
     const forwarded = verified(receiver.requests, secret).map((event) => event.id);
