@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -155,9 +155,13 @@ describe('lending-api import and draw put their events in the log themselves (on
       expect(summary.import_id).toMatch(/^imp_[0-9a-f]{24}$/);
       expect(summary.events_published).toBe(14);
 
-      const human = await runCli(['import', '--org', 'acme', '-'], url, file);
-      expect(human.stdout).toMatch(/^imported 11 lines into acme in [\d.]+s \(import imp_[0-9a-f]{24}\)$/m);
+      const metricsFile = path.join(dir, 'import.prom');
+      const human = await runCli(['import', '--org', 'acme', '--metrics-file', metricsFile, '-'], url, file);
+      const printedId = /^imported 11 lines into acme in [\d.]+s \(import (imp_[0-9a-f]{24})\)$/m.exec(human.stdout)?.[1];
+      expect(printedId, human.stdout).toBeDefined();
+      expect(printedId).not.toBe(summary.import_id);
       expect(human.stdout).toMatch(/events: +0 published/);
+      expect(await readFile(metricsFile, 'utf8')).toMatch(new RegExp(`^lending_api_import_info\\{[^}]*import_id="${printedId}"[^}]*\\} 1$`, 'm'));
 
       const drawn = await runCli(['draw', '--org', 'acme', '--limit', 'cl_idle', '--amount', '10', '--id', 'dd_cli'], url);
       expect(drawn.code, drawn.stderr).toBe(0);
