@@ -1,7 +1,7 @@
 /**
  * The organization's events log read over HTTP (`GET /api/events/`, SPEC
  * §3c) as a feed: each poll walks the log oldest first from the last event
- * it returned, following the pages' `next` links, and yields only events it
+ * it returned, by the pages' cursor `next` links, and yields only events it
  * has not yielded before. The log's created_at strictly increases per
  * organization and an event enters it only once committed, so a walk from
  * the last event seen misses none, whatever commits meanwhile.
@@ -36,6 +36,8 @@ export class EventsFeedError extends Error {
   }
 }
 
+/** Events per page of the API (SPEC §2: exactly 10, fewer on the last). */
+const PAGE_SIZE = 10;
 /** How long one request to the API may take. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -43,6 +45,8 @@ export class EventsFeed {
   /** Where the next walk starts (created_from), and the event found there that was already yielded. */
   private from: string | undefined;
   private seenAtFrom: string | undefined;
+  /** The `next` link the last poll ended on: where the next one continues. */
+  private resume: string | undefined;
   private started = false;
   private readonly fetch: typeof fetch;
   private readonly authorization: string;
@@ -66,18 +70,24 @@ export class EventsFeed {
   /**
    * The events that entered the log since the last poll, oldest first, a
    * page at a time (a long backlog is not held whole); the feed moves past
-   * each event once the consumer asks for the next.
+   * each event once the consumer asks for the next. A poll ends at a page
+   * that is not full: the end of the log for now. Its `next` link (a server
+   * links it even at the end of an oldest-first walk) is where the next
+   * poll starts; without one, the next poll starts a walk from the last
+   * event's created_at.
    */
   async *poll(signal?: AbortSignal): AsyncGenerator<LoggedEvent> {
     await this.start(signal);
-    let url: string | null = this.url({ order_by: 'created_at', ...(this.from === undefined ? {} : { created_from: this.from }), cursor: '' });
-    while (url !== null) {
+    let url = this.resume ?? this.url({ order_by: 'created_at', ...(this.from === undefined ? {} : { created_from: this.from }), cursor: '' });
+    for (;;) {
       const page: EventsPage = await this.get(url, signal);
       for (const event of page.items) {
         if (event.id === this.seenAtFrom) continue;
         yield event;
         [this.from, this.seenAtFrom] = [event.created_at, event.id];
       }
+      this.resume = page.next ?? undefined;
+      if (page.next === null || page.items.length < PAGE_SIZE) return;
       url = page.next;
     }
   }

@@ -144,7 +144,10 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
     // 23 more: three pages and more of the API's 10, arriving while the listener polls.
     for (let i = 0; i < 23; i += 1) api.add('credit_limit.updated');
     await waitFor(() => receiver.requests.length >= 25, listener);
+    const requestsBefore = api.requests.length;
     await sleep(1000); // a few more polls: nothing comes twice
+    // One request a poll at the end of the log, one poll per --interval (200 ms): it waits between polls.
+    expect(api.requests.length - requestsBefore).toBeLessThanOrEqual(10);
 
     const forwarded = verified(receiver.requests, secret).map((event) => event.id);
     expect(forwarded).toEqual(api.events.slice(1).map((event) => event.id));
@@ -178,7 +181,7 @@ interface FakeEvent {
 /**
  * GET /api/events/ as SPEC §3c and docs/api.md describe it, for one organization: newest first by default;
  * `order_by=created_at` oldest first; `created_from` inclusive; pages of 10; an empty `cursor=` starts a cursor walk
- * whose `next` link continues after the last event returned, null at the end.
+ * whose `next` link continues after the last event returned, even at the end of an oldest-first walk.
  */
 async function startFakeEventsApi(org: string, key: string) {
   const events: FakeEvent[] = [];
@@ -196,7 +199,9 @@ async function startFakeEventsApi(org: string, key: string) {
     const cursor = url.searchParams.get('cursor');
     const start = cursor ? Number(cursor.slice(1)) : 0;
     const items = matching.slice(start, start + 10);
-    const next = cursor !== null && start + 10 < matching.length ? new URL(`${url.pathname}?${withCursor(url.searchParams, `c${start + 10}`)}`, address()).toString() : null;
+    // Like the events resource: an oldest-first cursor walk links next even at its end, where new events will arrive.
+    const more = start + 10 < matching.length || ascending;
+    const next = cursor !== null && more ? new URL(`${url.pathname}?${withCursor(url.searchParams, `c${start + items.length}`)}`, address()).toString() : null;
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ count: matching.length, next, previous: null, items }));
   });
   const withCursor = (params: URLSearchParams, cursor: string) => {
