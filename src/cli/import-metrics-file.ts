@@ -13,7 +13,7 @@ const PHASES: readonly Phase[] = ['reading', 'merging', 'done', 'failed'];
  * (written beside it, then renamed), at most once a second while lines are read and at every change of
  * phase, so a scrape never reads half of it.
  */
-export function importMetricsFile(file: string, org: string, inputBytes: number | undefined) {
+export function importMetricsFile(file: string, org: string, inputBytes: number | undefined, importId: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ org });
   const gauge = (name: string, help: string, labelNames: readonly string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
@@ -24,6 +24,8 @@ export function importMetricsFile(file: string, org: string, inputBytes: number 
   const started = gauge('lending_api_import_start_time_seconds', 'When the import started (Unix time).');
   const updated = gauge('lending_api_import_last_update_time_seconds', 'When this file was last written (Unix time): a stalled import stops moving it.');
   const records = gauge('lending_api_import_records', 'Records of a finished import, by collection and outcome.', ['collection', 'outcome']);
+  // The run's id as a label of its own series (an info metric), so the others keep theirs from run to run.
+  gauge('lending_api_import_info', "The import run: its id, which its changes' events carry as import_id.", ['import_id']).set({ import_id: importId }, 1);
 
   if (inputBytes !== undefined) size.set(inputBytes);
   started.set(Date.now() / 1000);

@@ -87,6 +87,21 @@ export function buildProgram(): Command {
   ).action(async (flags) => (await import('./commands/demo.js')).runDemo(flags));
 
   program
+    .command('webhooks')
+    .description('webhooks while developing')
+    .command('listen')
+    .description("forward the organization's new events, signed as a webhook endpoint receives them, to a local URL (like stripe listen); reads GET /api/events/ of a running server")
+    .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:4242/webhooks')
+    .requiredOption('--org <org>', 'organization ID')
+    .option('--key <key>', 'an API key of the organization (default: LENDING_API_KEY)')
+    .option('--api-url <url>', 'the running server', 'http://127.0.0.1:3000')
+    .option('--since <time>', 'forward the events logged since this ISO 8601 time too (default: only those logged from now on)')
+    .option('--secret <whsec>', 'the signing secret (default: a new one, printed at start)')
+    .option('--interval <ms>', 'how often to poll the events log', '1000')
+    .option('--json', 'one JSON line per event (and for the start)')
+    .action(async (flags) => (await import('./commands/webhooks-listen.js')).runWebhooksListen(flags));
+
+  program
     .command('idempotency')
     .description("stored responses of HTTP writes' Idempotency-Keys")
     .command('prune')

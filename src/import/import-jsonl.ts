@@ -4,6 +4,8 @@ import { DomainError } from '../domain/domain-error.js';
 import type { Store, Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/index.js';
+import { eventCauseStatement } from '../ledger/event-context.js';
+import { newImportId } from './import-id.js';
 import { applyLedgerLines, checkLedgerLimits, stageLedgerBatch, type LedgerCounts, type LedgerStaging } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { checkReferences, CREATE_UNRESOLVED_REFERENCES_TABLE, stageUnresolvedReferences } from './check-references.js';
@@ -36,6 +38,8 @@ export interface ImportOptions {
   readonly onProgress?: (progress: ImportProgress) => void;
   /** Lines merged per batch (fewer if they pass 16 MB; the first batches are smaller). Default 20,000. */
   readonly batchLines?: number;
+  /** The run's id, which the events of its changes carry (SPEC §3c). Default: a new `imp_…`. */
+  readonly importId?: string;
 }
 
 export interface ImportSummary {
@@ -106,6 +110,7 @@ export async function importJsonl(
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const report = options.onProgress ?? (() => {});
   const batchLines = options.batchLines ?? DEFAULT_BATCH_LINES;
+  const cause = eventCauseStatement({ importId: options.importId ?? newImportId() });
   try {
     return await store.transaction(async (tx) => {
       // Imports of one organization run one at a time: the merge relies on it.
@@ -122,6 +127,8 @@ export async function importJsonl(
       // hold a whole file's lines: in memory rather than spilled to disk.
       // Ledger lines and capacities move balances: like `draw`, success only once the synchronous standby shows them.
       await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; SET LOCAL work_mem = '64MB'; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
+      // The events of every record this transaction creates or changes name the import (017_events.sql's triggers read it).
+      await tx.query(cause.sql, cause.params);
       if (store.kind === 'postgres') await tx.query(SIZE_TEMP_BUFFERS);
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_UNRESOLVED_TABLE);

@@ -11,6 +11,7 @@ import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
 import { print, type OutputOptions } from '../output.js';
+import { publishAfterWrite } from '../publish-after-write.js';
 import { assertPortFree, listenErrorMessage } from '../port-check.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
@@ -45,6 +46,8 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
   const lines = demoLines();
   // Through the import path, so the demo is exactly what an import produces.
   await importJsonl(store, org.uid, Readable.from(lines.map((line) => `${JSON.stringify(line)}\n`)));
+  // Listed at once, with or without a serve node (demo --serve's own publisher would get to them too).
+  await publishAfterWrite(store, org.uid);
   const revoked = await revokeActiveApiKeys(store, org.uid);
   const key = await createApiKey(store, org.uid);
   const writeKey = await createApiKey(store, org.uid, undefined, 'write');

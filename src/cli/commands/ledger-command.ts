@@ -3,6 +3,7 @@ import { LedgerError, entryOperation, limitViewOf, newLedgerId, parseAmount, typ
 import { creditLimits } from '../../resources/credit-limits.js';
 import { formatMicros, parseTimestamp } from '../../domain/timestamp.js';
 import { print, UsageError, type OutputOptions } from '../output.js';
+import { publishAfterWrite } from '../publish-after-write.js';
 import { withLedger } from '../with-ledger.js';
 
 export interface LedgerFlags extends OutputOptions {
@@ -32,6 +33,8 @@ export async function runLedgerCommand(kind: LedgerKind, flags: LedgerFlags): Pr
       const operation = entryOperation(limitViewOf(creditLimits), { orgId: org.id, kind, id, limit: flags.limit, amount: amount.value, at, idGivenByCaller: true });
       const answer = await ledger.write({ operation });
       if (!answer.value) throw new Error(`${kind} ${id}: the ledger answered ${answer.status} without a result`);
+      // Its ledger_entry.created and credit_limit.updated, listed at once even with no serve node running.
+      if (answer.value.applied) await publishAfterWrite(store, flags.org);
       return answer.value;
     });
     print(flags, toJson(result), resultText(result));
