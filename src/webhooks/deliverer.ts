@@ -44,9 +44,9 @@ export interface DelivererOptions {
 export const DEFAULT_DELIVERER = {
   deadlineMs: DEFAULT_DEADLINE_MS,
   claimMs: 30_000,
-  maxInFlightPerEndpoint: 4,
+  maxInFlightPerEndpoint: 16,
   maxInFlight: 64,
-  claimsPerTurn: 4,
+  claimsPerTurn: 16,
   pollIntervalMs: 500,
   failingDisableMs: 3 * 24 * 3600 * 1000,
 } as const;

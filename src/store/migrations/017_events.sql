@@ -112,6 +112,9 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (org_id, next_attempt_at, id) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (org_id, endpoint_id, id);
+-- The claim: an endpoint's earliest due deliveries, and its attempts in flight (few: released when recorded).
+CREATE INDEX webhook_deliveries_endpoint_due_idx ON webhook_deliveries (org_id, endpoint_id, next_attempt_at, id) WHERE state = 'pending';
+CREATE INDEX webhook_deliveries_in_flight_idx ON webhook_deliveries (org_id, endpoint_id) WHERE state = 'pending' AND claimed_until IS NOT NULL;
 CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (org_id, event_id);
 
 CREATE TABLE webhook_attempts (
