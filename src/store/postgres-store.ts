@@ -280,7 +280,10 @@ export class PostgresStore implements Store {
           atCommit = withLiterals(sql, params);
         },
         commitWith: async (statements: readonly Statement[]) => {
-          const executes = pendingBegin === undefined || atCommit !== undefined ? undefined : statements.map((statement) => this.executeOf(client, statement));
+          // A statement without parameters (the SET LOCAL naming a write's cause) goes as its own text, never prepared:
+          // its text changes with every write, and a name for each would crowd out the statements that repeat.
+          const inline = (statement: Statement) => (statement.params.length === 0 ? statement.sql : this.executeOf(client, statement));
+          const executes = pendingBegin === undefined || atCommit !== undefined ? undefined : statements.map(inline);
           if (executes?.every((execute) => execute !== undefined)) {
             const message = `${pendingBegin}; ${executes.join('; ')}; COMMIT`;
             pendingBegin = undefined;
@@ -293,7 +296,7 @@ export class PostgresStore implements Store {
             return statements.map((_, i) => results[first + i]?.rows ?? []);
           }
           const rows: unknown[][] = [];
-          for (const statement of statements) rows.push(await tx.query(statement.sql, statement.params, { prepare: true, sendWithBegin: true }));
+          for (const statement of statements) rows.push(await tx.query(statement.sql, statement.params, { prepare: statement.params.length > 0, sendWithBegin: true }));
           return rows;
         },
       };

@@ -69,8 +69,9 @@ describeEachStore('a request already being handled is answered before bad bytes 
 
   it('delivers every route’s own answer, then 400 for the bad bytes, then closes', async () => {
     const served = routes.filter((route) => !route.config?.answersMethodNotAllowed).flatMap((route) => [route.method].flat().map((method) => ({ method, url: concrete(route.url) })));
-    // Drawdowns before repayments: each repayment has a drawdown to repay.
-    const writes = served.filter((route) => route.method === 'POST').sort((a, b) => a.url.localeCompare(b.url));
+    // The ledger's writes (the webhook endpoints' and an event's resend have tests of their own); drawdowns before
+    // repayments: each repayment has a drawdown to repay.
+    const writes = served.filter((route) => route.method === 'POST' && /^\/api\/(limits|loans)\//.test(route.url)).sort((a, b) => a.url.localeCompare(b.url));
     const reads = served.filter((route) => route.method === 'GET' || route.method === 'HEAD');
     // The SPEC's write and read paths must be among them.
     expect(writes.map((route) => route.url).sort()).toEqual([

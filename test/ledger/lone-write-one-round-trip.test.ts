@@ -35,7 +35,8 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     const answer = await write();
     return { answer, messages: [...messages.sent()] };
   };
-  const ONE_MESSAGE = /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); COMMIT$/s;
+  // The claim; the write's cause (for its events), the write and its answer; COMMIT.
+  const ONE_MESSAGE = /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); SET LOCAL lending\.event_context = '.*'; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); COMMIT$/s;
 
   it('stores a 201 as the values it was rendered from; a replay renders them byte for byte, the limit as the write left it', async () => {
     const uid = await newLimit('1000.00');
@@ -155,7 +156,9 @@ describeEachStore('a lone write in one round trip', (store, kind) => {
     expect(counter.transactions).toBe(3);
     if (folds) {
       const joined = messages.sent().find((message) => message.match(/EXECUTE/g)?.length === 9);
-      expect(joined, 'the four lone writes went as one message: the claim, then a write and its answer each').toMatch(/^BEGIN; SET LOCAL synchronous_commit = remote_apply; (EXECUTE s_[0-9a-f]+\(.*\); ){9}COMMIT$/s);
+      expect(joined, 'the four lone writes went as one message: the claim, then a write (after its cause) and its answer each').toMatch(
+        /^BEGIN; SET LOCAL synchronous_commit = remote_apply; EXECUTE s_[0-9a-f]+\(.*\); (SET LOCAL lending\.event_context = '[^']*'; EXECUTE s_[0-9a-f]+\(.*\); EXECUTE s_[0-9a-f]+\(.*\); ){4}COMMIT$/s,
+      );
       // Each write in the order of its limit: one lock order for every such transaction.
       const limitsInOrder = [...(joined ?? '').matchAll(/EXECUTE s_[0-9a-f]+\('\d+', '(cl_[^']+)'/g)].map((match) => match[1]);
       expect(limitsInOrder).toEqual([a, b, c, full].sort());
