@@ -20,7 +20,7 @@ import { LedgerWriter } from './ledger/ledger-writer.js';
 import { FairShare } from './store/fair-share.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
 import { scheduleEventPrune } from './events/event-prune-job.js';
-import { nodeDeliverer } from './webhooks/node-deliverer.js';
+import { nodeDeliverer } from './node-deliverer.js';
 import { renderDeliveredEvent } from './events/event-body.js';
 
 /** How often `serve` prunes events past EVENT_RETENTION_DAYS (a run deletes in batches of 1000 rows). */

@@ -2,13 +2,13 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
-import { registerWebhookMetrics } from '../metrics/webhook-metrics.js';
-import type { Store } from '../store/store.js';
-import { Deliverer } from './deliverer.js';
-import type { EventRow } from './delivery-claims.js';
-import type { DestinationPolicy } from './destination.js';
-import { signingSecretsOf } from './endpoint-secrets.js';
-import type { SecretBox } from './secret-box.js';
+import { registerWebhookMetrics } from './metrics/webhook-metrics.js';
+import type { Store } from './store/store.js';
+import { Deliverer } from './webhooks/deliverer.js';
+import type { EventRow } from './webhooks/delivery-claims.js';
+import type { DestinationPolicy } from './webhooks/destination.js';
+import { signingSecretsOf } from './webhooks/endpoint-secrets.js';
+import type { SecretBox } from './webhooks/secret-box.js';
 
 export interface NodeDelivererSettings {
   /** The process's WEBHOOK_SECRET_KEY (src/webhooks/webhook-key.ts); undefined: no endpoint's secret can be opened here. */
