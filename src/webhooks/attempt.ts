@@ -21,6 +21,8 @@ export interface DeliveryAttempt {
   readonly ca?: string | readonly string[];
   /** The resolver (default `dns.lookup`); every address it returns is checked against the policy. */
   readonly resolve?: typeof dnsLookup;
+  /** The endpoint's kept connections (src/webhooks/endpoint-agents.ts); without one, a connection of its own, closed after. */
+  readonly agent?: http.Agent;
 }
 
 /** Why an attempt failed, for the worker to act on without reading `error`. */
@@ -98,6 +100,8 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
     let request: ClientRequest | null = null;
     let response: IncomingMessage | null = null;
     let phase = 'connecting';
+    // A connection is kept for the next attempt only when its answer was read to the end.
+    let answerRead = false;
     const chunks: Buffer[] = [];
     let received = 0;
 
@@ -105,7 +109,7 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
-      request?.destroy();
+      if (!answerRead) request?.destroy();
       const responseBody = Buffer.concat(chunks).subarray(0, maxResponseBytes).toString('utf8');
       const error = outcome.error === null ? null : redact(outcome.error, attempt.headers);
       resolve({ ok: outcome.failure === null, status: response?.statusCode ?? null, durationMs: elapsed(), error, failure: outcome.failure, responseBody });
@@ -127,8 +131,8 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
           'content-length': String(Buffer.byteLength(attempt.body)),
           'user-agent': WEBHOOK_USER_AGENT,
         },
-        // A fresh socket each time: an endpoint that hangs holds only its own.
-        agent: false,
+        // The endpoint's own connections, or a fresh one: an endpoint that hangs holds only its own.
+        agent: attempt.agent ?? false,
         lookup: safeLookup(attempt.policy, attempt.resolve),
         ...(attempt.ca === undefined ? {} : { ca: typeof attempt.ca === 'string' ? attempt.ca : [...attempt.ca] }),
       });
@@ -150,7 +154,10 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
         received += chunk.length;
         if (received >= maxResponseBytes) done();
       });
-      answer.on('end', done);
+      answer.on('end', () => {
+        answerRead = received < maxResponseBytes;
+        done();
+      });
       answer.on('error', done);
       answer.on('close', done);
     });

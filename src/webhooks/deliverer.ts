@@ -2,8 +2,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
 import { deliverOnce, DEFAULT_DEADLINE_MS, type AttemptResult } from './attempt.js';
 import { claimDueDeliveries, organizationsWithDueDeliveries, type ClaimedDelivery, type EndpointSecretsRow, type EventRow } from './delivery-claims.js';
-import { recordAttempt, type RecordedAttempt } from './delivery-record.js';
+import { AttemptRecorder } from './attempt-recorder.js';
+import type { RecordedAttempt } from './delivery-record.js';
 import type { DestinationPolicy } from './destination.js';
+import { EndpointAgents } from './endpoint-agents.js';
 import { nextAttemptDelayMs } from './retry-schedule.js';
 import { signPayload } from './signature.js';
 
@@ -51,6 +53,8 @@ export const DEFAULT_DELIVERER = {
   failingDisableMs: 3 * 24 * 3600 * 1000,
 } as const;
 
+/** After an attempt ends, how long the node waits for more to end before it claims again. */
+const REWAKE_MS = 5;
 const READ_ONLY_TRANSACTION = '25006';
 const READ_ONLY_PAUSE_MS = 5000;
 
@@ -66,6 +70,9 @@ const READ_ONLY_PAUSE_MS = 5000;
 export class Deliverer {
   private readonly settings: Required<Omit<DelivererOptions, 'observer' | 'ca' | 'random'>>;
   private readonly attempts = new Set<Promise<void>>();
+  private readonly agents: EndpointAgents;
+  private readonly recorder: AttemptRecorder;
+  private wakeTimer: NodeJS.Timeout | undefined;
   private round: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
@@ -80,6 +87,8 @@ export class Deliverer {
     private readonly options: DelivererOptions,
   ) {
     this.settings = { ...DEFAULT_DELIVERER, ...options };
+    this.agents = new EndpointAgents(options.ca);
+    this.recorder = new AttemptRecorder(store);
     if (this.settings.claimMs <= this.settings.deadlineMs) throw new Error('the claim must outlast the attempt deadline');
   }
 
@@ -126,7 +135,10 @@ export class Deliverer {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.wakeTimer);
     await this.round;
+    await this.recorder.drain();
+    this.agents.destroy();
   }
 
   private async rounds(): Promise<void> {
@@ -178,8 +190,12 @@ export class Deliverer {
   private launch(claim: ClaimedDelivery): void {
     const attempt = this.attempt(claim).finally(() => {
       this.attempts.delete(attempt);
-      // A slot is free (and the endpoint has room again): rounds coalesce, so this is at most one more.
-      this.wake();
+      // A slot is free (and the endpoint has room again): the slots freed within a few
+      // milliseconds are claimed again together, one claim for many deliveries.
+      this.wakeTimer ??= setTimeout(() => {
+        this.wakeTimer = undefined;
+        this.wake();
+      }, REWAKE_MS);
     });
     this.attempts.add(attempt);
   }
@@ -191,10 +207,10 @@ export class Deliverer {
     const retryDelayMs = result.ok ? null : nextAttemptDelayMs(claim.attempt, this.options.random);
     let recorded: RecordedAttempt;
     try {
-      recorded = await recordAttempt(this.store, claim, result, {
-        nodeId: this.settings.nodeId,
-        retryDelayMs,
-        failingDisableMs: this.settings.failingDisableMs,
+      recorded = await this.recorder.record({
+        claim,
+        result,
+        options: { nodeId: this.settings.nodeId, retryDelayMs, failingDisableMs: this.settings.failingDisableMs },
       });
     } catch (error) {
       this.failed(error, 'could not record a webhook attempt; its claim expires and the attempt is made again');
@@ -226,6 +242,7 @@ export class Deliverer {
       body,
       policy: this.options.policy,
       deadlineMs: this.settings.deadlineMs,
+      agent: this.agents.agentFor(claim.endpointId, claim.url),
       ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
     });
   }

@@ -79,9 +79,37 @@ export interface RecordOptions {
   readonly failingDisableMs: number;
 }
 
+export interface AttemptToRecord {
+  readonly claim: ClaimedDelivery;
+  readonly result: AttemptResult;
+  readonly options: RecordOptions;
+}
+
 /** Records an attempt and its consequences in one transaction (one round trip on PostgreSQL when prepared). */
 export async function recordAttempt(store: Store, claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Promise<RecordedAttempt> {
-  const record: Statement = {
+  const [recorded] = await recordAttempts(store, [{ claim, result, options }]);
+  return recorded!;
+}
+
+/**
+ * Records attempts in one transaction, in order, each as recordAttempt
+ * would: one commit for many deliveries. If it fails, none is recorded.
+ */
+export async function recordAttempts(store: Store, attempts: readonly AttemptToRecord[]): Promise<RecordedAttempt[]> {
+  // The endpoint first: an attempt that disables it records no next attempt.
+  const statements = attempts.flatMap(({ claim, result, options }) => [healthStatement(claim, result, options), recordStatement(claim, result, options)]);
+  const rows = await store.transaction((tx) => tx.commitWith(statements));
+  return attempts.map((_, i) => {
+    const endpoint = rows[2 * i];
+    const recorded = rows[2 * i + 1];
+    const state = ((recorded?.[0] as { state?: DeliveryState } | undefined)?.state ?? 'not_ours') as DeliveryState;
+    const endpointDisabled = (endpoint?.[0] as { disabled_now?: boolean } | undefined)?.disabled_now === true;
+    return { state, endpointDisabled };
+  });
+}
+
+function recordStatement(claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Statement {
+  return {
     sql: RECORD_ATTEMPT,
     params: [
       claim.orgId,
@@ -98,14 +126,12 @@ export async function recordAttempt(store: Store, claim: ClaimedDelivery, result
       result.responseBody === '' ? null : withoutNul(result.responseBody),
     ],
   };
-  const health: Statement = result.ok
+}
+
+function healthStatement(claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Statement {
+  return result.ok
     ? { sql: ENDPOINT_SUCCEEDED, params: [claim.orgId, claim.endpointId] }
     : { sql: ENDPOINT_FAILED, params: [claim.orgId, claim.endpointId, options.failingDisableMs, claim.deliveryId] };
-  // The endpoint first: an attempt that disables it records no next attempt.
-  const [endpoint, recorded] = await store.transaction((tx) => tx.commitWith([health, record]));
-  const state = ((recorded?.[0] as { state?: DeliveryState } | undefined)?.state ?? 'not_ours') as DeliveryState;
-  const endpointDisabled = (endpoint?.[0] as { disabled_now?: boolean } | undefined)?.disabled_now === true;
-  return { state, endpointDisabled };
 }
 
 /** PostgreSQL text holds no NUL character; a receiver may send one. */

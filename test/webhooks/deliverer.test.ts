@@ -98,4 +98,32 @@ describeEachStore('the webhook deliverer', (store) => {
       'SELECT failing_since IS NULL AS cleared FROM webhook_endpoints WHERE org_id = $1 AND id = $2', [writer().org.id, endpoint.id]);
     expect(cleared).toBe(true);
   });
+
+  it('keeps one connection to an endpoint between attempts, and drops it after an answer it did not read to the end', async () => {
+    const limit = await newLimit();
+    await publishAllEvents(store(), writer().org.id);
+    let answer = '{"seen":true}';
+    const hits = await startHttpReceiver((_request, response) => response.writeHead(200).end(answer));
+    receivers.push(hits);
+    await insertEndpoint(store(), writer().org.id, `http://127.0.0.1:${hits.port}/`, ['ledger_entry.created']);
+    const deliverer = newDeliverer(store());
+    const drawdowns = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        expect((await postEntry(app(), 'drawdown', limit, { amount: '1' }, { authorization: writer().authorization })).statusCode).toBe(201);
+        await publishAllEvents(store(), writer().org.id);
+        await deliverer.deliverDue();
+      }
+    };
+    await drawdowns(3);
+    expect(hits.requests).toHaveLength(3);
+    expect(hits.connections).toBe(1);
+
+    // An answer longer than the 1 KiB kept is cut off: the kept connection that carried it is closed, so the next attempt opens a second one.
+    answer = 'x'.repeat(64 * 1024);
+    await drawdowns(2);
+    expect(hits.requests).toHaveLength(5);
+    expect(hits.connections).toBe(2);
+    await deliverer.stop();
+    expect((await deliveriesOf(store(), writer().org.id)).map((d) => d.state)).toEqual(Array(5).fill('delivered'));
+  });
 });
