@@ -24,6 +24,7 @@ import type { KeyScope } from '../src/auth/key-scope.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { benchDatabaseUrl } from './database.js';
+import { writeBenchRecord, type MeasuredRow } from './results-record.js';
 import { percentile } from './burst-client.js';
 import { startService, type RunningService } from './service.js';
 import { ensureWriteLimits, SPREAD_LIMITS, WRITES_ORG_UID } from './write-scenarios.js';
@@ -74,6 +75,10 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
     LOG_LEVEL: logLevel,
   });
   const lines: string[] = [];
+  /** The run's figures for its record (bench/results/): lags and write latencies as p50/p99, rates as per second. */
+  const rows: MeasuredRow[] = [];
+  const row = (id: string, title: string, connections: number, figures: { perSecond: number; p50?: number; p99?: number; failures?: number; cpuUs?: number }) =>
+    rows.push({ id, title, connections, service: { p50: NaN, p99: NaN, failures: 0, ...figures } });
   try {
     let e1: { lagP99: number; writeP99: number } | undefined;
     if (wanted.includes('e1')) {
@@ -85,6 +90,8 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         await settle(fast);
         const lag = lagsOf(paced, fast.received);
         e1 = { lagP99: percentile(lag, 99), writeP99: percentile(paced.writeMs, 99) };
+        row('e1', 'commit-to-2xx lag, drawdowns paced at 500/s, one fast receiver', 0, { perSecond: lag.length / PACED_SECONDS, p50: percentile(lag, 50), p99: e1.lagP99 });
+        row('e1-writes', 'drawdown latency, paced at 500/s, one fast receiver', 0, { perSecond: paced.answeredAt.size / PACED_SECONDS, p50: percentile(paced.writeMs, 50), p99: e1.writeP99, failures: paced.failures });
         lines.push(
           `(e1) ${paced.answeredAt.size} drawdowns (${paced.failures} not 201), write p50 ${fmt(percentile(paced.writeMs, 50))} ms p99 ${fmt(e1.writeP99)} ms; ` +
             `${lag.length} deliveries matched, commit-to-2xx lag p50 ${fmt(percentile(lag, 50))} ms p99 ${fmt(e1.lagP99)} ms ` +
@@ -98,6 +105,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         const times = fast.received.map((r) => r.at);
         const span = (Math.max(...times) - Math.min(...times)) / 1000;
         const rate = times.length / Math.max(span, 0.001);
+        row('e1-burst', `deliveries per second, ${BURST_WRITES} drawdowns from ${BURST_CONNECTIONS} connections`, BURST_CONNECTIONS, { perSecond: rate });
         lines.push(
           `(e1) burst: ${times.length} deliveries in ${span.toFixed(1)} s after the first (${(times.length / ((Date.now() - burstStart - SETTLE_MS) / 1000)).toFixed(0)}/s over the whole burst): ` +
             `${rate.toFixed(0)} deliveries/s (target ≥ 1,000/s ${rate >= 1000 ? '✓' : '✗'})`,
@@ -119,6 +127,8 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         const lag = lagsOf(paced, fast.received);
         const lagP99 = percentile(lag, 99);
         const writeP99 = percentile(paced.writeMs, 99);
+        row('e2', 'fast receiver lag beside a black hole, drawdowns paced at 500/s', 0, { perSecond: lag.length / PACED_SECONDS, p50: percentile(lag, 50), p99: lagP99 });
+        row('e2-writes', 'drawdown latency beside a black-holed endpoint, paced at 500/s', 0, { perSecond: paced.answeredAt.size / PACED_SECONDS, p50: percentile(paced.writeMs, 50), p99: writeP99, failures: paced.failures });
         lines.push(
           `(e2) ${paced.answeredAt.size} drawdowns (${paced.failures} not 201), write p99 ${fmt(writeP99)} ms${e1 ? ` (e1 ${fmt(e1.writeP99)})` : ''}; ` +
             `fast receiver: ${lag.length} deliveries, lag p50 ${fmt(percentile(lag, 50))} ms p99 ${fmt(lagP99)} ms${e1 ? ` (e1 ${fmt(e1.lagP99)})` : ''}; ` +
@@ -131,15 +141,21 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         await fast.close();
       }
     }
-    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, log)));
+    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, log, row)));
   } finally {
     await service.stop();
   }
+  lines.push(`record of this run: ${await writeBenchRecord({ rows, database: 'PostgreSQL (DATABASE_URL or the local lending_bench)', peakRssMiB: { service: NaN, bare: NaN } })}`);
   return lines;
 }
 
 /** ecost: CPU per drawdown and throughput without and with an endpoint, alternated COST_ROUNDS times; medians. */
-async function costOfEvents(service: RunningService, keys: Keys, log: (line: string) => void): Promise<string[]> {
+async function costOfEvents(
+  service: RunningService,
+  keys: Keys,
+  log: (line: string) => void,
+  row: (id: string, title: string, connections: number, figures: { perSecond: number; cpuUs: number }) => void,
+): Promise<string[]> {
   const runs: Record<'without' | 'with', { cpuMs: number; perSecond: number }[]> = { without: [], with: [] };
   for (let round = 0; round < COST_ROUNDS; round += 1) {
     for (const variant of ['without', 'with'] as const) {
@@ -166,6 +182,8 @@ async function costOfEvents(service: RunningService, keys: Keys, log: (line: str
   const rateWith = median(runs.with.map((r) => r.perSecond));
   const moreCpu = cpuWith / cpuWithout - 1;
   const lessRate = 1 - rateWith / rateWithout;
+  row('ecost-without', 'closed-loop drawdowns, no webhook endpoint', BURST_CONNECTIONS, { perSecond: rateWithout, cpuUs: cpuWithout * 1000 });
+  row('ecost-with', 'closed-loop drawdowns, one fast webhook endpoint', BURST_CONNECTIONS, { perSecond: rateWith, cpuUs: cpuWith * 1000 });
   return [
     `(ecost) without endpoints: ${fmt(cpuWithout * 1000)} µs CPU per drawdown, ${rateWithout.toFixed(0)} drawdowns/s; ` +
       `with one: ${fmt(cpuWith * 1000)} µs, ${rateWith.toFixed(0)}/s (medians of ${COST_ROUNDS} alternated rounds)`,

@@ -49,7 +49,7 @@ const PUBLISH_SQL = `WITH ready AS (
                    FROM event_streams WHERE org_id = $1) s
   ), inserted AS (
     INSERT INTO events (org_id, uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id, created_at)
-    SELECT org_id, uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id, stamped_at
+    SELECT $1, uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id, stamped_at
       FROM stamped ORDER BY stamped_at
     RETURNING id, type, created_at
   ), advanced AS (

@@ -1,7 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { requireOrganization } from '../organizations/organizations.js';
 import { DomainError } from '../domain/domain-error.js';
-import type { Store, Transaction } from '../store/store.js';
+import { setLocalForWorkers, type Store, type Transaction } from '../store/store.js';
 import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/index.js';
 import { eventCauseStatement } from '../ledger/event-context.js';
@@ -128,7 +128,7 @@ export async function importJsonl(
       // Ledger lines and capacities move balances: like `draw`, success only once the synchronous standby shows them.
       await tx.exec(`SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off; SET LOCAL work_mem = '64MB'; ${WAIT_FOR_SYNCHRONOUS_STANDBY}`);
       // The events of every record this transaction creates or changes name the import (017_events.sql's triggers read it).
-      await tx.query(cause.sql, cause.params);
+      await tx.exec(setLocalForWorkers(cause));
       if (store.kind === 'postgres') await tx.query(SIZE_TEMP_BUFFERS);
       await tx.exec(CREATE_STAGING_TABLE);
       await tx.exec(CREATE_LEDGER_UNRESOLVED_TABLE);

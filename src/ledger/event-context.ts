@@ -5,8 +5,8 @@ import type { Statement } from '../store/store.js';
  * `idempotency_key`, or the import's id). The triggers that record events
  * (017_events.sql) read it from the transaction's `lending.event_context`
  * setting, which this statement sets before each write of a transaction.
- * SET LOCAL rather than set_config(): a distributed PostgreSQL (Citus)
- * passes SET LOCAL on to the workers where the triggers run.
+ * SET LOCAL rather than set_config(): on Citus the triggers run on the
+ * workers, and Citus passes a SET LOCAL on to them (Statement.forWorkers).
  */
 export interface EventCause {
   readonly requestId?: string | undefined;
@@ -20,5 +20,5 @@ export function eventCauseStatement(cause: EventCause): Statement {
     idempotency_key: cause.idempotencyKey ?? null,
     import_id: cause.importId ?? null,
   });
-  return { sql: `SET LOCAL lending.event_context = '${context.replaceAll("'", "''")}'`, params: [] };
+  return { sql: `SET LOCAL lending.event_context = '${context.replaceAll("'", "''")}'`, params: [], forWorkers: true };
 }

@@ -1,6 +1,6 @@
 import { ERROR_CODES } from '../domain/errors.js';
 import { DatabaseBudget } from '../store/database-budget.js';
-import { StoreUnavailableError, type Statement, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
+import { setLocalForWorkers, StoreUnavailableError, type Statement, type Store, type Transaction, type TransactionOptions } from '../store/store.js';
 import type { FairShare } from '../store/fair-share.js';
 import { answerOf, keyReused, overloaded, waitedTooLong } from './write-answers.js';
 
@@ -265,8 +265,7 @@ export class LedgerWriter {
         if (claim?.kind === 'replay') settled.push({ ok: true, value: replayOf(request, claim.status, claim.answer) });
         else if (claim?.kind === 'reused') settled.push({ ok: false, error: keyReused() });
         else {
-          const cause = causeOf(request);
-          await tx.query(cause.sql, cause.params);
+          await tx.exec(setLocalForWorkers(causeOf(request)));
           answer(request, await request.operation.apply(tx));
         }
       }

@@ -42,3 +42,16 @@ export function executeText(client: pg.PoolClient, name: string | undefined, sta
   const { params } = statement;
   return params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map((value, i) => literal(value, String(i + 1))).join(', ')})`;
 }
+
+/**
+ * The text that sends a transaction's first statement with its BEGIN (one
+ * simple-protocol message), or undefined to send it on its own. A
+ * prepared statement is folded only once this connection has prepared it,
+ * as `EXECUTE name(literals)`: it then runs with the plan it would have
+ * had on its own. Spelled out with literals, PostgreSQL would plan it
+ * afresh for those values each time — for a key lookup of an organization
+ * newer than the table's statistics, a scan of the organization's rows.
+ */
+export function foldedWithBegin(client: pg.PoolClient, name: string | undefined, statement: Statement, prepare: boolean): string | undefined {
+  return prepare ? executeText(client, name, statement) : withLiterals(statement.sql, statement.params);
+}

@@ -7,7 +7,8 @@ import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-bud
 import { Deadlines } from './deadlines.js';
 import { ConnectionWatch } from './pg-connection-watch.js';
 import { classifyError, interrupted, isConnectionLost, redactUrl, stageAt } from './pg-errors.js';
-import { executeText, withLiterals } from './pg-literals.js';
+import { executeText, foldedWithBegin, withLiterals } from './pg-literals.js';
+import { CitusProbe, commitStatements } from './commit-messages.js';
 import { createPool, type PostgresStoreOptions } from './pg-pool.js';
 import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
 import { StatementNames } from './statement-names.js';
@@ -27,6 +28,7 @@ export class PostgresStore implements Store {
   private readonly statements = new StatementNames();
   private readonly deadlines = new Deadlines();
   private readonly namedStatements: boolean;
+  private readonly citus = new CitusProbe();
   /**
    * pg's client-side read timeout, a second past the statement timeout. Set
    * per query, not on the pool: a request's query within a shorter database
@@ -254,7 +256,7 @@ export class PostgresStore implements Store {
       const tx: Transaction = {
         query: async <Row>(sql: string, params: readonly unknown[] = [], queryOptions: QueryOptions = {}) => {
           if (pendingBegin !== undefined) {
-            const folded = queryOptions.sendWithBegin ? this.foldedWithBegin(client, sql, params, queryOptions) : undefined;
+            const folded = queryOptions.sendWithBegin ? foldedWithBegin(client, this.nameOf(sql), { sql, params }, queryOptions.prepare === true) : undefined;
             const first = await open(folded);
             if (first && folded) return first.rows as Row[];
           }
@@ -279,26 +281,34 @@ export class PostgresStore implements Store {
           if (atCommit !== undefined) throw new Error('queryAtCommit: one statement per transaction');
           atCommit = withLiterals(sql, params);
         },
-        commitWith: async (statements: readonly Statement[]) => {
-          // A statement without parameters (the SET LOCAL naming a write's cause) goes as its own text, never prepared:
-          // its text changes with every write, and a name for each would crowd out the statements that repeat.
-          const inline = (statement: Statement) => (statement.params.length === 0 ? statement.sql : this.executeOf(client, statement));
-          const executes = pendingBegin === undefined || atCommit !== undefined ? undefined : statements.map(inline);
-          if (executes?.every((execute) => execute !== undefined)) {
-            const message = `${pendingBegin}; ${executes.join('; ')}; COMMIT`;
-            pendingBegin = undefined;
-            const sending = run(message);
-            stage = 'commit-sent';
-            const results = (await sending) as unknown as pg.QueryResult[];
-            committed = true;
-            // The results of BEGIN (and SET LOCAL), the statements', then COMMIT's.
-            const first = results.length - statements.length - 1;
-            return statements.map((_, i) => results[first + i]?.rows ?? []);
-          }
-          const rows: unknown[][] = [];
-          for (const statement of statements) rows.push(await tx.query(statement.sql, statement.params, { prepare: statement.params.length > 0, sendWithBegin: true }));
-          return rows;
-        },
+        commitWith: (statements: readonly Statement[]) =>
+          commitStatements(
+            {
+              fresh: pendingBegin !== undefined && atCommit === undefined,
+              // A statement without parameters (the SET LOCAL naming a write's cause) goes as its own text, never prepared:
+              // its text changes with every write, and a name for each would crowd out the statements that repeat.
+              inline: (statement) => (statement.params.length === 0 ? statement.sql : executeText(client, this.nameOf(statement.sql), statement)),
+              takeBegin: () => {
+                const begin = pendingBegin;
+                pendingBegin = undefined;
+                return begin;
+              },
+              send: async (text, commits) => {
+                const sending = run(text);
+                stage = commits ? 'commit-sent' : 'in-transaction';
+                const results = (await sending) as unknown as pg.QueryResult | pg.QueryResult[];
+                committed ||= commits;
+                return Array.isArray(results) ? results : [results];
+              },
+              runAlone: async (text) => {
+                await open();
+                await run(text);
+              },
+              run: (statement) => tx.query(statement.sql, statement.params, { prepare: statement.params.length > 0, sendWithBegin: true }),
+              onCitus: () => this.citus.isCitus(run),
+            },
+            statements,
+          ),
       };
       const result = await fn(tx);
       if (committed) return result;
@@ -320,22 +330,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  /**
-   * The text that sends a transaction's first statement with its BEGIN (one
-   * simple-protocol message), or undefined to send it on its own. A
-   * prepared statement is folded only once this connection has prepared it,
-   * as `EXECUTE name(literals)`: it then runs with the plan it would have
-   * had on its own. Spelled out with literals, PostgreSQL would plan it
-   * afresh for those values each time — for a key lookup of an organization
-   * newer than the table's statistics, a scan of the organization's rows.
-   */
-  private foldedWithBegin(client: pg.PoolClient, sql: string, params: readonly unknown[], options: QueryOptions): string | undefined {
-    return options.prepare ? this.executeOf(client, { sql, params }) : withLiterals(sql, params);
-  }
-
-  /** `EXECUTE name(literals)` of a statement this connection has prepared; undefined if it has not (or names none). */
-  private executeOf(client: pg.PoolClient, statement: Statement): string | undefined {
-    return executeText(client, this.namedStatements ? this.statements.nameOf(statement.sql) : undefined, statement);
+  private nameOf(sql: string): string | undefined {
+    return this.namedStatements ? this.statements.nameOf(sql) : undefined;
   }
 
   async exec(sql: string): Promise<void> {

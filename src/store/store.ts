@@ -83,6 +83,23 @@ export interface Transaction extends Queryable {
 export interface Statement {
   readonly sql: string;
   readonly params: readonly unknown[];
+  /**
+   * SET LOCAL text (no parameters) that the workers of a distributed
+   * database must see too: on Citus it is sent as a message of its own,
+   * because Citus passes a SET LOCAL on to the workers as the whole text of
+   * the message it came in.
+   */
+  readonly forWorkers?: boolean;
+}
+
+/**
+ * The text of a `forWorkers` SET LOCAL as it goes on its own: Citus passes a
+ * SET LOCAL on to the workers only while `citus.propagate_set_commands` is
+ * 'local', here for this one alone (elsewhere `citus.propagate_set_commands`
+ * is a placeholder setting without effect).
+ */
+export function setLocalForWorkers(statement: Statement): string {
+  return `SET LOCAL citus.propagate_set_commands = 'local'; ${statement.sql}; SET LOCAL citus.propagate_set_commands = 'none'`;
 }
 
 export type StoreKind = 'postgres' | 'pglite';

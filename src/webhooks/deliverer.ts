@@ -190,12 +190,14 @@ export class Deliverer {
   private launch(claim: ClaimedDelivery): void {
     const attempt = this.attempt(claim).finally(() => {
       this.attempts.delete(attempt);
-      // A slot is free (and the endpoint has room again): the slots freed within a few
-      // milliseconds are claimed again together, one claim for many deliveries.
-      this.wakeTimer ??= setTimeout(() => {
-        this.wakeTimer = undefined;
-        this.wake();
-      }, REWAKE_MS);
+      // A slot is free (and the endpoint has room again). On a running node, the slots freed
+      // within a few milliseconds are claimed again together: one claim for many deliveries.
+      if (this.timer === undefined) this.wake();
+      else
+        this.wakeTimer ??= setTimeout(() => {
+          this.wakeTimer = undefined;
+          this.wake();
+        }, REWAKE_MS);
     });
     this.attempts.add(attempt);
   }

@@ -35,7 +35,7 @@ export async function listDeliveryAttempts(
   limit: number,
 ): Promise<{ count: number; items: DeliveryAttempt[] } | undefined> {
   const [endpoint] = await db.query<{ row_id: string; count: number }>(
-    `SELECT w.id::text AS row_id, (SELECT count(*) FROM webhook_attempts a WHERE a.org_id = w.org_id AND a.endpoint_id = w.id)::int AS count
+    `SELECT w.id::text AS row_id, (SELECT count(*) FROM webhook_attempts a WHERE a.org_id = $1 AND a.endpoint_id = w.id)::int AS count
        FROM webhook_endpoints w WHERE w.org_id = $1 AND w.uid = $2`,
     [orgId, endpointUid],
   );

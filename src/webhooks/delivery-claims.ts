@@ -66,6 +66,8 @@ const LOCK_ENDPOINTS = `SELECT id::text AS id FROM webhook_endpoints
  * Claims the earliest due deliveries of the locked endpoints, each endpoint
  * up to its room (perEndpoint less its unexpired claims), at most $3 in all.
  * $1 org, $2 endpoint ids, $3 max, $4 perEndpoint, $5 claim ms, $6 node id.
+ * Rendered outside the UPDATE: on Citus its RETURNING may hold no function
+ * but an immutable one.
  */
 const CLAIM = `WITH room AS (
     SELECT w.id AS endpoint_id,
@@ -81,17 +83,21 @@ const CLAIM = `WITH room AS (
        FOR UPDATE OF d SKIP LOCKED) f
   ), chosen AS (
     SELECT id FROM due ORDER BY next_attempt_at, id LIMIT $3
+  ), claimed AS (
+    UPDATE webhook_deliveries d
+       SET claimed_until = now() + $5::int * interval '1 millisecond', claimed_by = $6, updated_at = now()
+      FROM chosen c, events e, webhook_endpoints w
+     WHERE d.org_id = $1 AND d.id = c.id AND e.org_id = $1 AND e.id = d.event_id AND w.org_id = $1 AND w.id = d.endpoint_id
+    RETURNING d.id, d.endpoint_id, d.attempts, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at,
+              e.uid, e.type, e.object_uid, e.data_object, e.previous_attributes, e.request_id, e.idempotency_key, e.import_id, e.created_at
   )
-  UPDATE webhook_deliveries d
-     SET claimed_until = now() + $5::int * interval '1 millisecond', claimed_by = $6, updated_at = now()
-    FROM chosen c, events e, webhook_endpoints w
-   WHERE d.org_id = $1 AND d.id = c.id AND e.org_id = $1 AND e.id = d.event_id AND w.org_id = $1 AND w.id = d.endpoint_id
-  RETURNING d.id::text AS delivery_id, d.endpoint_id::text AS endpoint_id, d.attempts + 1 AS attempt,
-            w.url, w.secret_ciphertext, w.previous_secret_ciphertext,
-            to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
-            e.uid, e.type, e.object_uid, e.data_object, e.previous_attributes, e.request_id, e.idempotency_key, e.import_id,
-            to_char(e.created_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS created_at,
-            (extract(epoch FROM e.created_at) * 1000)::float8 AS published_at_ms`;
+  SELECT id::text AS delivery_id, endpoint_id::text AS endpoint_id, attempts + 1 AS attempt,
+         url, secret_ciphertext, previous_secret_ciphertext,
+         to_char(previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
+         uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id,
+         to_char(created_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS created_at,
+         (extract(epoch FROM created_at) * 1000)::float8 AS published_at_ms
+    FROM claimed`;
 
 type ClaimRow = EndpointSecretsRow &
   EventRow & { delivery_id: string; endpoint_id: string; attempt: number; url: string; published_at_ms: number | string };

@@ -42,7 +42,12 @@ export interface EndpointChanges {
 
 const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
-/** The public columns of `w`, named as the API names them (no secret among them). */
+/**
+ * The public columns of `w`, named as the API names them (no secret among
+ * them). A write renders them outside its statement (`WITH w AS (… RETURNING
+ * w.*) SELECT …`): on Citus the RETURNING of a write to a sharded table may
+ * hold no function but an immutable one.
+ */
 const RENDERED = `w.uid AS id, 'webhook_endpoint' AS object, w.url, w.description, w.enabled_events, w.disabled, w.disabled_reason,
   to_char(w.created_at AT TIME ZONE 'UTC', ${TIMESTAMP}) AS created_at,
   to_char(w.updated_at AT TIME ZONE 'UTC', ${TIMESTAMP}) AS updated_at`;
@@ -82,9 +87,12 @@ export async function createEndpoint(
       );
     }
     const [row] = await tx.query<WebhookEndpoint>(
-      `INSERT INTO webhook_endpoints AS w (org_id, uid, url, description, enabled_events, secret_ciphertext, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5::text[], $6, now(), now())
-       RETURNING ${RENDERED}`,
+      `WITH w AS (
+         INSERT INTO webhook_endpoints (org_id, uid, url, description, enabled_events, secret_ciphertext, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5::text[], $6, now(), now())
+         RETURNING *
+       )
+       SELECT ${RENDERED} FROM w`,
       [orgId, `we_${randomUUID().replaceAll('-', '')}`, input.url, input.description, [...input.enabledEvents], sealed],
     );
     if (!row) throw new Error('INSERT … RETURNING returned no row');
@@ -130,7 +138,8 @@ export async function updateEndpoint(
   return store.transaction(async (tx) => {
     await lockEventStream(tx, orgId);
     const [row] = await tx.query<WebhookEndpoint & { row_id: string }>(
-      `UPDATE webhook_endpoints w SET
+      `WITH w AS (
+       UPDATE webhook_endpoints w SET
          url = coalesce($3, w.url),
          enabled_events = coalesce($4::text[], w.enabled_events),
          description = CASE WHEN $5::boolean THEN $6 ELSE w.description END,
@@ -141,7 +150,9 @@ export async function updateEndpoint(
          failing_since = CASE WHEN $7::boolean = false AND w.disabled THEN NULL ELSE w.failing_since END,
          updated_at = now()
        WHERE w.org_id = $1 AND w.uid = $2
-       RETURNING ${RENDERED}, w.id::text AS row_id`,
+       RETURNING w.*
+       )
+       SELECT ${RENDERED}, w.id::text AS row_id FROM w`,
       [
         orgId,
         uid,
@@ -203,13 +214,16 @@ export async function rotateEndpointSecret(
   const [endpoint] = await store.transaction(
     (tx) =>
       tx.query<WebhookEndpoint>(
-        `UPDATE webhook_endpoints w SET
-           previous_secret_ciphertext = w.secret_ciphertext,
-           previous_secret_expires_at = now() + make_interval(hours => $4),
-           secret_ciphertext = $3,
-           updated_at = now()
-         WHERE w.org_id = $1 AND w.uid = $2
-         RETURNING ${RENDERED}`,
+        `WITH w AS (
+           UPDATE webhook_endpoints w SET
+             previous_secret_ciphertext = w.secret_ciphertext,
+             previous_secret_expires_at = now() + make_interval(hours => $4),
+             secret_ciphertext = $3,
+             updated_at = now()
+           WHERE w.org_id = $1 AND w.uid = $2
+           RETURNING w.*
+         )
+         SELECT ${RENDERED} FROM w`,
         [orgId, uid, sealed, PREVIOUS_SECRET_HOURS],
       ),
     options,

@@ -65,13 +65,14 @@ describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
     expect(demo.payment_methods).toBeGreaterThan(10);
     const human = await runCli(['demo'], databaseUrl, undefined, env);
     expect(human.stdout).toContain("curl -u 'org_demo:lak_");
-    // The second run revokes the first run's two keys and says so.
-    expect(human.stdout).toMatch(/^revoked: +2 key\(s\) of org_demo from earlier runs \(key_\w+, key_\w+\): only the two above work now$/m);
-    // After the keys, the line that sets the names the docs' examples use, read key R and write key W.
+    // The second run revokes the first run's three keys and says so.
+    expect(human.stdout).toMatch(/^revoked: +3 key\(s\) of org_demo from earlier runs \(key_\w+, key_\w+, key_\w+\): only the three above work now$/m);
+    // After the keys, the line that sets the names the docs' examples use, read key R, write key W and webhooks key H.
     const read = /^API key: +(lak_\S+) /m.exec(human.stdout)?.[1];
     const write = /^write key: +(lak_\S+) /m.exec(human.stdout)?.[1];
+    const webhooks = /^webhooks key: +(lak_\S+) /m.exec(human.stdout)?.[1];
     expect(human.stdout).toContain(
-      `\npaste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R and $W):\n  export ORG=org_demo R='${read}' W='${write}'\n`,
+      `\npaste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R, $W and $H):\n  export ORG=org_demo R='${read}' W='${write}' H='${webhooks}'\n`,
     );
   });
 
@@ -112,11 +113,13 @@ describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
     expect(await runPrinted(post ?? '')).toEqual(created);
     expect(await runPrinted(get ?? '')).toMatchObject({ balance: created.limit.balance });
 
-    // Pasted into a shell, the export line sets $ORG, $R and $W, and the docs' examples work with them as typed.
+    // Pasted into a shell, the export line sets $ORG, $R, $W and $H, and the docs' examples work with them as typed.
     const exported = printed.split('\n').find((line) => line.startsWith('  export ')) ?? '';
     const url = /^lending-api listening on (\S+) /m.exec(printed)?.[1] ?? '';
     const limitAs = (key: string) => runPrinted(`${exported.trim()}\ncurl -s -u "$ORG:$${key}" '${url}/api/limits/cl_demo_01_usd/'`);
     expect(await limitAs('R')).toMatchObject({ uid: 'cl_demo_01_usd', balance: created.limit.balance });
     expect(await limitAs('W')).toMatchObject({ uid: 'cl_demo_01_usd', balance: created.limit.balance });
+    const endpoints = await runPrinted(`${exported.trim()}\ncurl -s -u "$ORG:$H" '${url}/api/webhook_endpoints/'`);
+    expect(endpoints).toMatchObject({ count: 0, items: [] });
   });
 });

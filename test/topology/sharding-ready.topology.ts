@@ -4,6 +4,7 @@ import { RESOURCES } from '../../src/resources/index.js';
 import type { QueryOptions, Store, Transaction } from '../../src/store/store.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { checkStatement, loadParser, temporaryTablesCreatedBy, type ShardingContext } from './sharding-rules.js';
+import { FLEET_WIDE_STATEMENTS, runEventWorkload } from './event-workload.js';
 import { runStatementWorkload } from './statement-workload.js';
 
 /** A Store that records every statement text it is given, in transactions too. */
@@ -92,17 +93,36 @@ describeEachStore('sharding-ready schema and statements', (store) => {
   it('keeps every statement of the list engine, the ledger, HTTP writes and the import to one organization (a single-shard router query on Citus)', async () => {
     const { store: recorded, statements } = recording(store());
     await runStatementWorkload(store(), recorded);
-
-    const data = statements.filter((sql) => !/^(SET|BEGIN|COMMIT|ROLLBACK)\b/i.test(sql));
+    const data = dataStatements(statements);
     expect(data.length).toBeGreaterThan(60);
+    const { findings, temporary } = await shardingFindings(data);
+    expect(temporary).toBeGreaterThan(5);
+    expect(findings).toEqual([]);
+  });
+
+  it('keeps every statement of events and webhooks to one organization, but those that find which organizations have work', async () => {
+    const { store: recorded, statements } = recording(store());
+    await runEventWorkload(store(), recorded);
+    const data = dataStatements(statements);
+    const fleetWide = data.filter((sql) => FLEET_WIDE_STATEMENTS.some((pattern) => pattern.test(sql)));
+    expect(new Set(fleetWide).size).toBe(1); // the deliverer's round (the publisher's sweep and the prune's list run in serve only)
+    const { findings } = await shardingFindings(data.filter((sql) => !fleetWide.includes(sql)));
+    expect(findings).toEqual([]);
+    expect(data.some((sql) => /webhook_deliveries/.test(sql) && /FOR UPDATE|UPDATE webhook_deliveries/.test(sql))).toBe(true);
+  });
+
+  const dataStatements = (statements: readonly string[]) => statements.filter((sql) => !/^(SET|BEGIN|COMMIT|ROLLBACK)\b/i.test(sql));
+
+  async function shardingFindings(data: readonly string[]): Promise<{ findings: string[]; temporary: number }> {
     const plan = await planOf(store());
     const context: ShardingContext = {
       distributed: new Set(plan.filter((p) => p.placement === 'distributed').map((p) => p.table)),
       temporary: new Set(data.flatMap(temporaryTablesCreatedBy)),
     };
-    expect(context.temporary.size).toBeGreaterThan(5);
     const findings = data.flatMap((sql) => checkStatement(sql, context));
-    const distinct = [...new Set(findings.map((finding) => `${finding.rule}: ${finding.detail}\n    in: ${finding.sql.slice(0, 400)}`))];
-    expect(distinct).toEqual([]);
-  });
+    return {
+      findings: [...new Set(findings.map((finding) => `${finding.rule}: ${finding.detail}\n    in: ${finding.sql.slice(0, 400)}`))],
+      temporary: context.temporary.size,
+    };
+  }
 });

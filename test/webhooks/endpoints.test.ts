@@ -35,7 +35,8 @@ async function create(app: FastifyInstance, tenant: Tenant, body: Record<string,
 async function pendingDelivery(db: Store, orgId: string, endpointUid: string, type = 'loan.created'): Promise<string> {
   const [event] = await db.query<{ id: string }>(
     `INSERT INTO events (org_id, uid, type, object_uid, data_object, created_at)
-     VALUES ($1, $2, $3, 'ln_1', '{}'::jsonb, clock_timestamp()) RETURNING id::text AS id`,
+     VALUES ($1, $2, $3, 'ln_1', '{}'::jsonb, greatest(clock_timestamp(), (SELECT max(created_at) + interval '1 microsecond' FROM events WHERE org_id = $1)))
+     RETURNING id::text AS id`,
     [orgId, `evt_${randomUUID().replaceAll('-', '')}`, type],
   );
   const [delivery] = await db.query<{ id: string }>(

@@ -43,7 +43,7 @@ export class ListClient<TRecord = Record<string, unknown>, TParams extends { [K 
   /**
    * Every matching record, once each, with cursor pages: the first request
    * sends the filters with an empty `cursor=` (a walk from the first row), then
-   * each page's `next` link is followed until it is null. Unlike page
+   * each page's `next` link is followed until it is null or a page is empty. Unlike page
    * numbers, a cursor continues after the last row returned, so records
    * changing during the walk do not shift later pages; sync with
    * `order_by: 'updated_at'` to also see every record changed meanwhile.
@@ -63,7 +63,9 @@ export class ListClient<TRecord = Record<string, unknown>, TParams extends { [K 
         options.signal?.throwIfAborted();
         yield item;
       }
-      path = page.next === null ? undefined : this.#sameCollection(page.next);
+      // An empty page ends the walk: the event log, walked oldest first, gives `next` even at its end (so a
+      // poller can ask again later from there), and following it now would only ask again and again.
+      path = page.next === null || page.items.length === 0 ? undefined : this.#sameCollection(page.next);
     }
   }
 

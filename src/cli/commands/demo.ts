@@ -26,6 +26,9 @@ interface DemoResult {
   /** A write-scoped key: drawdowns and repayments over HTTP. */
   write_key_id: string;
   write_key: string;
+  /** A webhooks-scoped key: webhook endpoints and resending events. */
+  webhooks_key_id: string;
+  webhooks_key: string;
   /** The demo organization's keys that worked until this run (earlier runs' keys): revoked now. */
   revoked_key_ids: string[];
   /** Records loaded per collection, keyed by table (`entities`, `payment_methods`, `credit_limits`, `loans`, …). */
@@ -38,8 +41,9 @@ export const DEMO_DRAW_AMOUNT = '100.00';
 
 /**
  * Creates (or reuses) the demo organization, loads its sample data and mints
- * a fresh read key and write key; every other key of the demo organization
- * (those earlier runs printed) is revoked, so only the two printed last work.
+ * a fresh read key, write key and webhooks key; every other key of the demo
+ * organization (those earlier runs printed) is revoked, so only the three
+ * printed last work.
  */
 export async function setUpDemo(store: Store): Promise<DemoResult> {
   const org = (await findOrganization(store, DEMO_ORG_UID)) ?? (await createOrganization(store, DEMO_ORG_NAME, DEMO_ORG_UID));
@@ -51,12 +55,15 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
   const revoked = await revokeActiveApiKeys(store, org.uid);
   const key = await createApiKey(store, org.uid);
   const writeKey = await createApiKey(store, org.uid, undefined, 'write');
+  const webhooksKey = await createApiKey(store, org.uid, undefined, 'webhooks');
   return {
     org: org.uid,
     key_id: key.id,
     key: key.key,
     write_key_id: writeKey.id,
     write_key: writeKey.key,
+    webhooks_key_id: webhooksKey.id,
+    webhooks_key: webhooksKey.key,
     revoked_key_ids: revoked,
     ...Object.fromEntries(RECORD_KINDS.kinds.map((kind) => [kind.table, lines.filter((line) => line.object === kind.object).length])),
   };
@@ -70,11 +77,12 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     `demo organization: ${demo.org} (${RECORD_KINDS.kinds.map((kind) => `${demo[kind.table]} ${kind.table.replaceAll('_', ' ')}`).join(', ')})`,
     `API key:           ${demo.key}   (id ${demo.key_id}; read; shown once)`,
     `write key:         ${demo.write_key}   (id ${demo.write_key_id}; write; shown once)`,
+    `webhooks key:      ${demo.webhooks_key}   (id ${demo.webhooks_key_id}; webhooks; shown once)`,
     ...(demo.revoked_key_ids.length > 0
-      ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the two above work now`]
+      ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the three above work now`]
       : []),
     '',
-    'paste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R and $W):',
+    'paste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R, $W and $H):',
     `  ${exportLine(demo)}`,
     '',
     'try:',
@@ -93,9 +101,9 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
   ].join('\n');
 }
 
-/** The shell line that sets the names the docs' examples use: the organization, the read key and the write key. */
-function exportLine(demo: Pick<DemoResult, 'org' | 'key' | 'write_key'>): string {
-  return `export ORG=${demo.org} R='${demo.key}' W='${demo.write_key}'`;
+/** The shell line that sets the names the docs' examples use: the organization, the read, write and webhooks keys. */
+function exportLine(demo: Pick<DemoResult, 'org' | 'key' | 'write_key' | 'webhooks_key'>): string {
+  return `export ORG=${demo.org} R='${demo.key}' W='${demo.write_key}' H='${demo.webhooks_key}'`;
 }
 
 /** `demo`: sets up the demo organization and prints its credentials; with `--serve`, serves it. */

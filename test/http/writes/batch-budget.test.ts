@@ -16,9 +16,9 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('writes that 
     try {
       const tenant = await createTenant(store, 'Slow commits', 'write');
       await insertCreditLimits(store, tenant.org.id, Array.from({ length: 21 }, (_, i) => creditLimit({ uid: `cl_${i}`, capacity: '1000.00', outstanding: '0.00' })));
-      await store.exec(`
-        CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(${COMMIT_MS_PER_WRITE / 1000}); RETURN NULL; END $$;
-        CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON ledger_entries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+      // One statement each: Citus passes DDL on to the workers as the text it came in.
+      await store.exec(`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(${COMMIT_MS_PER_WRITE / 1000}); RETURN NULL; END $$`);
+      await store.exec('CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON ledger_entries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()');
       const app = await buildApp({ store, databaseRequestBudgetMs: BUDGET_MS, authCache: { ttlMs: 600_000 } });
       try {
         const draw = (limit: string, key: string) =>
