@@ -14,12 +14,14 @@ export interface RecordedAttempt {
 /**
  * The delivery after its attempt: delivered on success (whoever holds the
  * claim: the receiver has it); otherwise, while this node's claim is still
- * its own, pending again after `$7` ms (null: given up, `failed`), or
- * `cancelled` when its endpoint was deleted or disabled meanwhile. The claim
- * is released. Then the attempt row, kept while the endpoint exists, with the
- * next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok (0/1),
- * $6 event uid, $7 retry delay ms or null, $8 attempt, $9 status, $10 duration
- * ms, $11 error, $12 response body.
+ * its own, pending again at `$7` (null: given up, `failed`), or `cancelled`
+ * when its endpoint was deleted or disabled meanwhile. The claim is
+ * released. Then the attempt row, kept while the endpoint exists, with the
+ * next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok
+ * (0/1), $6 event uid, $7 next attempt (timestamptz) or null, $8 attempt,
+ * $9 status, $10 duration ms, $11 error, $12 response body. The next
+ * attempt's time is the node's clock plus the delay: on Citus an UPDATE of a
+ * sharded table may not compute it in a CASE.
  */
 const RECORD_ATTEMPT = `WITH endpoint AS (
     SELECT id, disabled FROM webhook_endpoints WHERE org_id = $1 AND id = $2
@@ -27,10 +29,10 @@ const RECORD_ATTEMPT = `WITH endpoint AS (
     UPDATE webhook_deliveries d
        SET state = CASE WHEN $5::int = 1 THEN 'delivered'
                         WHEN NOT EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled) THEN 'cancelled'
-                        WHEN $7::bigint IS NULL THEN 'failed' ELSE 'pending' END,
+                        WHEN $7::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
            attempts = d.attempts + 1,
-           next_attempt_at = CASE WHEN $5::int = 0 AND $7::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled)
-                                  THEN now() + $7::bigint * interval '1 millisecond' ELSE d.next_attempt_at END,
+           next_attempt_at = CASE WHEN $5::int = 0 AND $7::timestamptz IS NOT NULL AND EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled)
+                                  THEN $7::timestamptz ELSE d.next_attempt_at END,
            claimed_until = NULL, claimed_by = NULL, updated_at = now()
      WHERE d.org_id = $1 AND d.id = $3 AND d.state = 'pending' AND ($5::int = 1 OR d.claimed_by = $4)
     RETURNING d.state, d.next_attempt_at
@@ -46,30 +48,26 @@ const RECORD_ATTEMPT = `WITH endpoint AS (
 const ENDPOINT_SUCCEEDED = `UPDATE webhook_endpoints SET failing_since = NULL
   WHERE org_id = $1 AND id = $2 AND failing_since IS NOT NULL RETURNING false AS disabled_now`;
 
+/** A failure starts the endpoint's failing streak if none runs. $1 org, $2 endpoint. */
+const FAILING_STREAK = `UPDATE webhook_endpoints SET failing_since = now()
+  WHERE org_id = $1 AND id = $2 AND failing_since IS NULL RETURNING false AS disabled_now`;
+
 /**
- * A failure starts the endpoint's failing streak, or, when the streak is
- * older than $3 ms (every attempt failed since), disables the endpoint
- * ('failing') and cancels its pending deliveries but this one (RECORD_ATTEMPT,
- * which follows, cancels that). $1 org, $2 endpoint, $3 ms, $4 this delivery.
+ * When the streak is older than $3 ms (every attempt failed since), disables
+ * the endpoint ('failing') and cancels its pending deliveries but this one
+ * (RECORD_ATTEMPT, which follows, cancels that). $1 org, $2 endpoint, $3 ms,
+ * $4 this delivery. (Two statements, not one with CASE: see RECORD_ATTEMPT.)
  */
-const ENDPOINT_FAILED = `WITH streak AS (
-    SELECT id, coalesce(failing_since < now() - $3::bigint * interval '1 millisecond', false) AS overdue
-      FROM webhook_endpoints WHERE org_id = $1 AND id = $2
-  ), flagged AS (
-    UPDATE webhook_endpoints w
-       SET failing_since = coalesce(w.failing_since, now()),
-           disabled = w.disabled OR s.overdue,
-           disabled_reason = CASE WHEN s.overdue THEN 'failing' ELSE w.disabled_reason END,
-           updated_at = CASE WHEN s.overdue THEN now() ELSE w.updated_at END
-      FROM streak s
-     WHERE w.org_id = $1 AND w.id = s.id AND (w.failing_since IS NULL OR (s.overdue AND NOT w.disabled))
-    RETURNING s.overdue AS disabled_now
+const DISABLE_WHEN_OVERDUE = `WITH flagged AS (
+    UPDATE webhook_endpoints SET disabled = true, disabled_reason = 'failing', updated_at = now()
+     WHERE org_id = $1 AND id = $2 AND NOT disabled AND failing_since < now() - $3::bigint * interval '1 millisecond'
+    RETURNING id
   ), cancelled AS (
     UPDATE webhook_deliveries d SET state = 'cancelled', claimed_until = NULL, claimed_by = NULL, updated_at = now()
-     WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.state = 'pending' AND d.id <> $4 AND EXISTS (SELECT 1 FROM flagged WHERE disabled_now)
+     WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.state = 'pending' AND d.id <> $4 AND EXISTS (SELECT 1 FROM flagged)
     RETURNING d.id
   )
-  SELECT coalesce((SELECT disabled_now FROM flagged), false) AS disabled_now, (SELECT count(*) FROM cancelled)::int AS cancelled`;
+  SELECT EXISTS (SELECT 1 FROM flagged) AS disabled_now, (SELECT count(*) FROM cancelled)::int AS cancelled`;
 
 export interface RecordOptions {
   readonly nodeId: string;
@@ -97,18 +95,20 @@ export async function recordAttempt(store: Store, claim: ClaimedDelivery, result
  */
 export async function recordAttempts(store: Store, attempts: readonly AttemptToRecord[]): Promise<RecordedAttempt[]> {
   // The endpoint first: an attempt that disables it records no next attempt.
-  const statements = attempts.flatMap(({ claim, result, options }) => [healthStatement(claim, result, options), recordStatement(claim, result, options)]);
-  const rows = await store.transaction((tx) => tx.commitWith(statements));
-  return attempts.map((_, i) => {
-    const endpoint = rows[2 * i];
-    const recorded = rows[2 * i + 1];
+  const perAttempt = attempts.map(({ claim, result, options }) => [...healthStatements(claim, result, options), recordStatement(claim, result, options)]);
+  const rows = await store.transaction((tx) => tx.commitWith(perAttempt.flat()));
+  let next = 0;
+  return perAttempt.map((statements) => {
+    const mine = rows.slice(next, (next += statements.length));
+    const recorded = mine[mine.length - 1];
     const state = ((recorded?.[0] as { state?: DeliveryState } | undefined)?.state ?? 'not_ours') as DeliveryState;
-    const endpointDisabled = (endpoint?.[0] as { disabled_now?: boolean } | undefined)?.disabled_now === true;
+    const endpointDisabled = mine.slice(0, -1).some((endpoint) => (endpoint?.[0] as { disabled_now?: boolean } | undefined)?.disabled_now === true);
     return { state, endpointDisabled };
   });
 }
 
 function recordStatement(claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Statement {
+  const retryAt = result.ok || options.retryDelayMs === null ? null : new Date(Date.now() + options.retryDelayMs).toISOString();
   return {
     sql: RECORD_ATTEMPT,
     params: [
@@ -118,7 +118,7 @@ function recordStatement(claim: ClaimedDelivery, result: AttemptResult, options:
       options.nodeId,
       result.ok ? 1 : 0,
       claim.event.uid,
-      result.ok ? null : options.retryDelayMs,
+      retryAt,
       claim.attempt,
       result.status,
       result.durationMs,
@@ -128,10 +128,12 @@ function recordStatement(claim: ClaimedDelivery, result: AttemptResult, options:
   };
 }
 
-function healthStatement(claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Statement {
-  return result.ok
-    ? { sql: ENDPOINT_SUCCEEDED, params: [claim.orgId, claim.endpointId] }
-    : { sql: ENDPOINT_FAILED, params: [claim.orgId, claim.endpointId, options.failingDisableMs, claim.deliveryId] };
+function healthStatements(claim: ClaimedDelivery, result: AttemptResult, options: RecordOptions): Statement[] {
+  if (result.ok) return [{ sql: ENDPOINT_SUCCEEDED, params: [claim.orgId, claim.endpointId] }];
+  return [
+    { sql: FAILING_STREAK, params: [claim.orgId, claim.endpointId] },
+    { sql: DISABLE_WHEN_OVERDUE, params: [claim.orgId, claim.endpointId, options.failingDisableMs, claim.deliveryId] },
+  ];
 }
 
 /** PostgreSQL text holds no NUL character; a receiver may send one. */

@@ -17,7 +17,7 @@ describeEachStore('event retention', (store) => {
     expect(events).toHaveLength(7);
     // Five are 31 days old: four delivered, one still pending (kept until it is finished); two are recent.
     const old = events.slice(0, 5).map((event) => event.id);
-    await store().query(`UPDATE events SET created_at = created_at - interval '31 days' WHERE org_id = $1 AND id = ANY ($2::bigint[])`, [orgId, old]);
+    await store().query(`UPDATE events SET created_at = (created_at AT TIME ZONE 'UTC' - interval '31 days') AT TIME ZONE 'UTC' WHERE org_id = $1 AND id = ANY ($2::bigint[])`, [orgId, old]);
     await store().query(`UPDATE webhook_deliveries SET state = 'delivered' WHERE org_id = $1 AND event_id = ANY ($2::bigint[])`, [orgId, old.slice(0, 4)]);
     for (const [index, event] of events.entries()) {
       await store().query(

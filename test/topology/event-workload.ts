@@ -29,7 +29,7 @@ export const FLEET_WIDE_STATEMENTS: readonly RegExp[] = [
  * (filters, numbered and cursor pages, retrieve), the endpoint routes
  * (create, list, retrieve, update, rotate, delete), a deliverer's round
  * against one receiver that answers 204 and one that answers 500 (claims,
- * attempts recorded, a retry scheduled), the attempts list, a resend and the
+ * attempts recorded and checked, a retry scheduled), the attempts list, a resend and the
  * prune. Throws when an answer is not what it should be.
  */
 export async function runEventWorkload(store: Store, recorded: Store): Promise<void> {
@@ -71,6 +71,14 @@ export async function runEventWorkload(store: Store, recorded: Store): Promise<v
     await deliverer.deliverDue();
     if (ok.requests.length !== 4) throw new Error(`the receiver was sent ${ok.requests.length} events, not 4`);
     if (failing.requests.length !== 2) throw new Error(`the failing receiver was tried ${failing.requests.length} times, not 2`);
+    // Each attempt recorded (a deliverer logs a failure to record and leaves the claim to expire: that would pass unseen).
+    const states = await store.query<{ state: string; attempts: number; n: number }>(
+      `SELECT state, attempts, count(*)::int AS n FROM webhook_deliveries WHERE org_id = $1 GROUP BY state, attempts ORDER BY state`,
+      [tenant.org.id],
+    );
+    if (JSON.stringify(states) !== JSON.stringify([{ state: 'delivered', attempts: 1, n: 4 }, { state: 'pending', attempts: 1, n: 2 }])) {
+      throw new Error(`the deliveries after one round are ${JSON.stringify(states)}: not 4 delivered and 2 pending again, each attempted once`);
+    }
     await call('GET', `/api/webhook_endpoints/${failingEndpoint}/deliveries/`);
     await call('GET', `/api/webhook_endpoints/${okEndpoint}/deliveries/?page=1`);
     await call('POST', `/api/events/${events[0]!.id}/resend/`, {});
