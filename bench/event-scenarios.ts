@@ -63,7 +63,7 @@ interface PacedRun {
   readonly failures: number;
 }
 
-export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, logLevel: string): Promise<string[]> {
+export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, logLevel: string, profileDir?: string): Promise<string[]> {
   const databaseUrl = await benchDatabaseUrl();
   const keys = await prepare(databaseUrl);
   const service = await startService({
@@ -73,7 +73,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
     WEBHOOK_ALLOW_PRIVATE: '1',
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: logLevel,
-  });
+  }, { profileDir });
   const lines: string[] = [];
   /** The run's figures for its record (bench/results/): lags and write latencies as p50/p99, rates as per second. */
   const rows: MeasuredRow[] = [];

@@ -177,7 +177,7 @@ async function main(): Promise<void> {
   }
   const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
   if (wanted?.every(isEvents)) {
-    process.stdout.write(`${(await runEventScenarios(wanted, log, args['log-level'])).join('\n')}\n`);
+    process.stdout.write(`${(await runEventScenarios(wanted, log, args['log-level'], profileDir && path.join(profileDir, 'service'))).join('\n')}\n`);
     return;
   }
   const isBurst = (id: string) => (BURST_SCENARIO_IDS as readonly string[]).includes(id);
