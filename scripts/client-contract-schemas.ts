@@ -1,4 +1,5 @@
 import type { JsonObject } from '../src/openapi/json-schema.js';
+import { EVENT_TYPES } from '../src/webhooks/event-types.js';
 
 /**
  * The SDK's events and webhook-endpoint types as SPEC §3c and
@@ -9,18 +10,6 @@ import type { JsonObject } from '../src/openapi/json-schema.js';
  * `WebhookEndpoint`, … `npm run openapi` types the SDK from the document.
  */
 
-const EVENT_TYPES = [
-  'credit_limit.created',
-  'credit_limit.updated',
-  'entity.created',
-  'entity.updated',
-  'ledger_entry.created',
-  'loan.created',
-  'loan.repaid',
-  'loan.updated',
-  'payment_method.created',
-  'payment_method.updated',
-];
 
 const timestamp = (description: string): JsonObject => ({ type: 'string', format: 'date-time', description });
 const nullableText = (description: string): JsonObject => ({ type: ['string', 'null'], description });

@@ -4,6 +4,7 @@ import { entities } from '../resources/entities.js';
 import { ledgerEntries } from '../resources/ledger-entries.js';
 import { loans } from '../resources/loans.js';
 import { paymentMethods } from '../resources/payment-methods.js';
+import { EVENT_TYPES as EVERY_EVENT_TYPE } from '../webhooks/event-types.js';
 
 /**
  * The records events are about, by the object type of their events (the
@@ -18,21 +19,18 @@ export const EVENT_OBJECTS: Readonly<Record<string, ResourceDefinition>> = {
   ledger_entry: ledgerEntries,
 };
 
-/** The types of each object's events (SPEC §3c): loan.repaid replaces loan.updated for the repayment that makes a loan repaid. */
-export const EVENT_TYPES_BY_OBJECT: Readonly<Record<string, readonly string[]>> = {
-  payment_method: ['payment_method.created', 'payment_method.updated'],
-  entity: ['entity.created', 'entity.updated'],
-  credit_limit: ['credit_limit.created', 'credit_limit.updated'],
-  loan: ['loan.created', 'loan.updated', 'loan.repaid'],
-  ledger_entry: ['ledger_entry.created'],
-};
-
-export const EVENT_TYPES: readonly string[] = Object.values(EVENT_TYPES_BY_OBJECT).flat();
-
 /** The object type of an event type: `credit_limit.updated` → `credit_limit`. */
 export function objectTypeOf(eventType: string): string {
   return eventType.slice(0, eventType.indexOf('.'));
 }
+
+/** The types of each object's events (SPEC §3c, the one list in webhooks/event-types.ts): loan.repaid replaces loan.updated for the repayment that makes a loan repaid. */
+export const EVENT_TYPES_BY_OBJECT: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  Object.keys(EVENT_OBJECTS).map((object) => [object, EVERY_EVENT_TYPE.filter((type) => objectTypeOf(type) === object)]),
+);
+
+/** Every event type, grouped by object in EVENT_OBJECTS' order. */
+export const EVENT_TYPES: readonly string[] = Object.values(EVENT_TYPES_BY_OBJECT).flat();
 
 /**
  * The event types a pattern names: a type, `object.*` (every type of one

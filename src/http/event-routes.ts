@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
-import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import { requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError, type ParamError } from '../domain/errors.js';
 import { ASCII_CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { resendEvent } from '../events/resend-event.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
-import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
-import { decodeJsonBody } from './json-body-text.js';
 import type { DatabaseOf } from './request-database.js';
-import { closeIfBodyPending } from './unread-body.js';
+import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseBodyObject, refuseUnknownMembers, typeName } from './write-body.js';
 
 export interface EventRoutesOptions {
@@ -29,25 +27,12 @@ const MAX_ENDPOINT_ID_LENGTH = 255;
  */
 export async function eventRoutes(app: FastifyInstance, options: EventRoutesOptions): Promise<void> {
   const { databaseOf, authCache } = options;
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      done(null, decodeJsonBody(request.headers['content-type'], body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-  authenticateWithLimits(app, basicAuthHook(databaseOf, authCache), 'writes');
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (requireAuth(request).scope !== 'webhooks') {
-      throw new ApiError('insufficient_scope', 'resending an event needs a key created with `key create --scope webhooks`');
-    }
-    done();
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('cache-control', 'no-store');
-    closeIfBodyPending(request, reply);
-    done(null, payload);
+  scopedJsonRoutes(app, {
+    databaseOf,
+    authCache,
+    scope: 'webhooks',
+    refusal: 'resending an event needs a key created with `key create --scope webhooks`',
+    budget: 'writes',
   });
 
   app.post<{ Params: { uid: string } }>(RESEND_PATH, { bodyLimit: MAX_WRITE_BODY_BYTES, config: { readsBody: true } }, async (request, reply) => {

@@ -1,20 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
-import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import { requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
-import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
 import type { Store, TransactionOptions } from '../store/store.js';
 import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
 import { listDeliveryAttempts } from '../webhooks/delivery-attempts.js';
 import type { DestinationPolicy } from '../webhooks/destination.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, retrieveEndpoint, rotateEndpointSecret, updateEndpoint } from '../webhooks/webhook-endpoints.js';
-import { decodeJsonBody } from './json-body-text.js';
 import { numberedPageEnvelope, parseNumberedPage } from './numbered-page.js';
 import { publicBaseUrl } from './public-url.js';
 import type { DatabaseOf } from './request-database.js';
-import { closeIfBodyPending } from './unread-body.js';
+import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseEndpointCreation, parseEndpointUpdate, parseRotation } from './webhook-endpoint-body.js';
 
 export const WEBHOOK_ENDPOINTS_PATH = '/api/webhook_endpoints/';
@@ -42,25 +40,12 @@ export interface WebhookEndpointRoutesOptions {
 export async function webhookEndpointRoutes(app: FastifyInstance, options: WebhookEndpointRoutesOptions): Promise<void> {
   const { store, databaseOf, publicUrl, secretBox, destinations } = options;
 
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      done(null, decodeJsonBody(request.headers['content-type'], body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-  authenticateWithLimits(app, basicAuthHook(databaseOf, options.authCache));
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (requireAuth(request).scope !== 'webhooks') {
-      throw new ApiError('insufficient_scope', 'managing webhook endpoints needs an API key created with `key create --scope webhooks`');
-    }
-    done();
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('cache-control', 'no-store');
-    closeIfBodyPending(request, reply);
-    done(null, payload);
+  scopedJsonRoutes(app, {
+    databaseOf,
+    authCache: options.authCache,
+    scope: 'webhooks',
+    refusal: 'managing webhook endpoints needs an API key created with `key create --scope webhooks`',
+    budget: 'reads',
   });
 
   // A NUL cannot be in any id, and PostgreSQL refuses it in a text parameter: no such endpoint.

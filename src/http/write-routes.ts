@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
-import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import { requireAuth } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { entryOperation, LEDGER_KINDS, LedgerError, limitViewOf, newLedgerId, type LedgerKind, type LedgerWriter, type WriteAnswer } from '../ledger/index.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
@@ -11,10 +11,8 @@ import type { Queryable } from '../store/store.js';
 import { IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf } from './idempotency-key-header.js';
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 import type { DatabaseOf } from './request-database.js';
-import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
-import { closeIfBodyPending } from './unread-body.js';
+import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseWriteBody } from './write-body.js';
-import { decodeJsonBody } from './json-body-text.js';
 import { loanWriteRoutes } from './loan-write-routes.js';
 
 declare module 'fastify' {
@@ -59,29 +57,12 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
   const { ledger, role, authCache, databaseOf } = options;
   const limitView = limitViewOf(limits);
 
-  // Only JSON: without this Fastify would also accept text/plain. The text is parsed by parseWriteBody (exact decimals).
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      done(null, decodeJsonBody(request.headers['content-type'], body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-
-  authenticateWithLimits(app, basicAuthHook(databaseOf, authCache), 'writes');
-  // Callback style, as the app's own hooks: an async hook costs a promise and a microtask turn per write.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (requireAuth(request).scope !== 'write') {
-      throw new ApiError('insufficient_scope', 'this API key is read-only; writes need a key created with `key create --scope write`');
-    }
-    done();
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('cache-control', 'no-store');
-    // Refused before its body was read (401, 403, 429): do not wait for the rest of it.
-    closeIfBodyPending(request, reply);
-    done(null, payload);
+  scopedJsonRoutes(app, {
+    databaseOf,
+    authCache,
+    scope: 'write',
+    refusal: 'this API key is read-only; writes need a key created with `key create --scope write`',
+    budget: 'writes',
   });
 
   for (const kind of LEDGER_KINDS) {
