@@ -140,6 +140,11 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
       return finish(describeError(error, host));
     }
     request.on('socket', (socket) => {
+      // A kept connection is connected already; listening for its 'connect' would only pile up listeners.
+      if (!socket.connecting) {
+        phase = 'waiting for the response';
+        return;
+      }
       socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
         phase = 'waiting for the response';
       });

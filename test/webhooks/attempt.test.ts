@@ -1,4 +1,5 @@
 import type { LookupAddress } from 'node:dns';
+import http from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverOnce, WEBHOOK_USER_AGENT, type AttemptResult, type DeliveryAttempt } from '../../src/webhooks/attempt.js';
 import type { DestinationPolicy } from '../../src/webhooks/destination.js';
@@ -47,6 +48,20 @@ describe('deliverOnce', () => {
       'webhook-timestamp': '1760000000',
       'webhook-signature': signature,
     });
+  });
+
+  it('sends attempt after attempt over one kept connection without piling listeners on it', async () => {
+    const receiver = await started(startHttpReceiver((_request, response) => response.writeHead(204).end()));
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      // More than the 10 listeners after which Node warns of a leak.
+      for (let i = 0; i < 15; i += 1) expect(await attempt({ url: `http://127.0.0.1:${receiver.port}/`, agent })).toMatchObject({ ok: true });
+      expect(receiver.connections).toBe(1);
+      const [kept] = Object.values(agent.freeSockets).flat();
+      expect(kept?.listenerCount('connect')).toBe(0);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('fails on a 500 and keeps what the receiver said', async () => {
