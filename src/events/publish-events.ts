@@ -32,6 +32,9 @@ function lockStream(orgId: string): Statement {
  * they were recorded (a change that waited for another's row lock is
  * recorded after it), each stamped created_at one microsecond after the
  * last (never before the database's clock), and creates their deliveries.
+ * The clock is read once (`base`, one row, evaluated once): read per row, as
+ * a join would, the stamps of rows that the DELETE returns out of id order
+ * (the outbox reuses the space VACUUM frees) would collide or cross.
  * A transaction still open has no visible rows: when it commits, its events
  * are stamped after everything published meanwhile, so a cursor never
  * skips them. $1 the organization's id, $2 the most rows to move.
@@ -42,11 +45,11 @@ const PUBLISH_SQL = `WITH ready AS (
        AND o.id IN (SELECT id FROM event_outbox
                      WHERE org_id = $1 ORDER BY id LIMIT $2)
     RETURNING o.*
+  ), base AS MATERIALIZED (
+    SELECT greatest(clock_timestamp(), published_through + interval '1 microsecond') AS at FROM event_streams WHERE org_id = $1
   ), stamped AS (
-    SELECT r.*, s.base + (row_number() OVER (ORDER BY r.id) - 1) * interval '1 microsecond' AS stamped_at
+    SELECT r.*, (SELECT at FROM base) + (row_number() OVER (ORDER BY r.id) - 1) * interval '1 microsecond' AS stamped_at
       FROM ready r
-     CROSS JOIN (SELECT greatest(clock_timestamp(), published_through + interval '1 microsecond') AS base
-                   FROM event_streams WHERE org_id = $1) s
   ), inserted AS (
     INSERT INTO events (org_id, uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id, created_at)
     SELECT $1, uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id, stamped_at
@@ -67,9 +70,14 @@ const PUBLISH_SQL = `WITH ready AS (
          (SELECT count(*) FROM advanced)::int AS advanced,
          EXISTS (SELECT 1 FROM event_outbox WHERE org_id = $1 AND id NOT IN (SELECT id FROM ready)) AS more`;
 
+/** A publication's statements, in order (the lock, then PUBLISH_SQL), for one transaction of their own. */
+export function publicationStatements(orgId: string, max = MAX_EVENTS_PER_PUBLICATION): Statement[] {
+  return [lockStream(orgId), { sql: PUBLISH_SQL, params: [orgId, max] }];
+}
+
 /** One publication of the organization's events (see PUBLISH_SQL), in a transaction of its own. */
 export async function publishEvents(store: Store, orgId: string, max = MAX_EVENTS_PER_PUBLICATION): Promise<Publication> {
-  const rows = await store.transaction((tx) => tx.commitWith([lockStream(orgId), { sql: PUBLISH_SQL, params: [orgId, max] }]), SYNCHRONOUS_STANDBY);
+  const rows = await store.transaction((tx) => tx.commitWith(publicationStatements(orgId, max)), SYNCHRONOUS_STANDBY);
   const [result] = (rows[1] ?? []) as { published: number; deliveries: number; more: boolean }[];
   return { published: Number(result?.published ?? 0), deliveries: Number(result?.deliveries ?? 0), more: result?.more === true };
 }
