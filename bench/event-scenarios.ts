@@ -23,7 +23,7 @@ import { createApiKey } from '../src/auth/api-keys.js';
 import type { KeyScope } from '../src/auth/key-scope.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
-import { benchDatabaseUrl } from './database.js';
+import { benchDatabaseUrl, vacuumWrittenTables } from './database.js';
 import { writeBenchRecord, type MeasuredRow } from './results-record.js';
 import { percentile } from './burst-client.js';
 import { startService, type RunningService } from './service.js';
@@ -74,6 +74,12 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: logLevel,
   }, { profileDir });
+  // Each measurement starts without the dead rows of the ones before it (bench/database.ts).
+  const vacuumStore = new PostgresStore(databaseUrl, { poolSize: 1 });
+  const vacuum = async () => {
+    log('VACUUM of the tables the writes grow');
+    await vacuumWrittenTables(vacuumStore);
+  };
   const lines: string[] = [];
   /** The run's figures for its record (bench/results/): lags and write latencies as p50/p99, rates as per second. */
   const rows: MeasuredRow[] = [];
@@ -85,6 +91,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
       const fast = await fastReceiver();
       const endpoint = await createEndpoint(service.url, keys, fast.url);
       try {
+        await vacuum();
         log(`(e1) drawdowns paced at ${PACED_PER_SECOND}/s for ${PACED_SECONDS} s, one fast receiver`);
         const paced = await pacedWrites(service.url, keys, PACED_PER_SECOND, PACED_SECONDS);
         await settle(fast);
@@ -98,6 +105,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
             `(targets p50 ≤ 50 ms ${percentile(lag, 50) <= 50 ? '✓' : '✗'}, p99 ≤ 500 ms ${e1.lagP99 <= 500 ? '✓' : '✗'})`,
         );
         fast.received.length = 0;
+        await vacuum();
         log(`(e1) ${BURST_WRITES} drawdowns from ${BURST_CONNECTIONS} connections, as fast as they go`);
         const burstStart = Date.now();
         await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { count: BURST_WRITES });
@@ -121,6 +129,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
       const fastEndpoint = await createEndpoint(service.url, keys, fast.url);
       const holeEndpoint = await createEndpoint(service.url, keys, hole.url);
       try {
+        await vacuum();
         log(`(e2) drawdowns paced at ${PACED_PER_SECOND}/s for ${PACED_SECONDS} s, a fast receiver beside a black hole`);
         const paced = await pacedWrites(service.url, keys, PACED_PER_SECOND, PACED_SECONDS);
         await settle(fast);
@@ -141,9 +150,10 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         await fast.close();
       }
     }
-    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, log, row)));
+    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, log, row, vacuum)));
   } finally {
     await service.stop();
+    await vacuumStore.close();
   }
   lines.push(`record of this run: ${await writeBenchRecord({ rows, database: 'PostgreSQL (DATABASE_URL or the local lending_bench)', peakRssMiB: { service: NaN, bare: NaN } })}`);
   return lines;
@@ -155,6 +165,7 @@ async function costOfEvents(
   keys: Keys,
   log: (line: string) => void,
   row: (id: string, title: string, connections: number, figures: { perSecond: number; cpuUs: number }) => void,
+  vacuum: () => Promise<void>,
 ): Promise<string[]> {
   const runs: Record<'without' | 'with', { cpuMs: number; perSecond: number }[]> = { without: [], with: [] };
   for (let round = 0; round < COST_ROUNDS; round += 1) {
@@ -162,6 +173,7 @@ async function costOfEvents(
       const fast = variant === 'with' ? await fastReceiver() : undefined;
       const endpoint = fast ? await createEndpoint(service.url, keys, fast.url) : undefined;
       try {
+        await vacuum();
         log(`(ecost) round ${round + 1}: ${BURST_CONNECTIONS} connections for ${COST_SECONDS} s, ${variant} an endpoint`);
         const cpuBefore = await service.cpuSeconds();
         const done = await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { seconds: COST_SECONDS });

@@ -60,7 +60,7 @@ import { PgliteStore } from '../src/store/pglite-store.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import type { Store } from '../src/store/store.js';
 import { organizations, type DatasetSpec, type OrganizationShape } from './dataset.js';
-import { benchDatabaseUrl } from './database.js';
+import { benchDatabaseUrl, vacuumWrittenTables } from './database.js';
 import { readCpuTimes, stolenShare } from './host-load.js';
 import { ensureDataset } from './load.js';
 import { chooseLoadGenerator, driveDirect, type LoadGenerator, type LoadGeneratorChoice, type Measurement } from './measure.js';
@@ -298,18 +298,6 @@ async function runScenarios(
   return rows;
 }
 
-/**
- * Each write measurement starts from tables without the dead rows of the
- * runs before it: every drawdown leaves a dead version of its limit's row
- * (and of its key's), which only VACUUM clears. Where autovacuum is off (as
- * on the project's own machine) or behind, they pile up from run to run and
- * each run would measure a slower database than the one before.
- */
-async function vacuumWrittenTables(store: PostgresStore): Promise<void> {
-  log('VACUUM of the tables the writes grow');
-  await store.exec('VACUUM (ANALYZE) credit_limits, idempotency_keys, ledger_entries, loans, row_counts');
-}
-
 /** Drawdowns over HTTP, after the reads (so they read tables the writes have not grown in this run). */
 async function runWriteScenarios(store: PostgresStore, service: RunningService, generator: LoadGenerator, wanted: string[] | undefined): Promise<Row[]> {
   const chosen = writeScenarios(spec).filter((scenario) => !wanted || wanted.includes(scenario.id));
@@ -321,6 +309,7 @@ async function runWriteScenarios(store: PostgresStore, service: RunningService, 
   try {
     for (const scenario of chosen) {
       for (const connections of connectionCounts) {
+        log('VACUUM of the tables the writes grow');
         await vacuumWrittenTables(store);
         log(`(${scenario.id}) ${scenario.title}, ${connections} connections: service`);
         const measured = await measureProcess(service, (secs) =>
