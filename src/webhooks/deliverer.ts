@@ -6,6 +6,7 @@ import { AttemptRecorder } from './attempt-recorder.js';
 import type { RecordedAttempt } from './delivery-record.js';
 import type { DestinationPolicy } from './destination.js';
 import { EndpointAgents } from './endpoint-agents.js';
+import { EndpointWindows } from './endpoint-windows.js';
 import { nextAttemptDelayMs } from './retry-schedule.js';
 import { signPayload } from './signature.js';
 
@@ -29,9 +30,16 @@ export interface DelivererOptions {
   readonly deadlineMs?: number;
   /** How long a claim holds; must exceed the deadline, with room for recording. */
   readonly claimMs?: number;
+  /** The most attempts an endpoint may have in flight, however fast it answers (src/webhooks/endpoint-windows.ts). */
   readonly maxInFlightPerEndpoint?: number;
+  /** What an endpoint this node has not yet heard from may have in flight (at most maxInFlightPerEndpoint). */
+  readonly initialInFlightPerEndpoint?: number;
+  /** A 2xx within this many ms lets the endpoint have one more attempt in flight. */
+  readonly fastAnswerMs?: number;
   /** Attempts in flight on this node, over every organization. */
   readonly maxInFlight?: number;
+  /** Attempts in flight on this node for one organization: others always find room. */
+  readonly maxInFlightPerOrganization?: number;
   /** Claims one organization gets per turn. */
   readonly claimsPerTurn?: number;
   /** How often the node looks for due retries and other nodes' events. */
@@ -46,9 +54,12 @@ export interface DelivererOptions {
 export const DEFAULT_DELIVERER = {
   deadlineMs: DEFAULT_DEADLINE_MS,
   claimMs: 30_000,
-  maxInFlightPerEndpoint: 16,
-  maxInFlight: 64,
-  claimsPerTurn: 16,
+  maxInFlightPerEndpoint: 64,
+  initialInFlightPerEndpoint: 16,
+  fastAnswerMs: 250,
+  maxInFlight: 256,
+  maxInFlightPerOrganization: 128,
+  claimsPerTurn: 32,
   pollIntervalMs: 500,
   failingDisableMs: 3 * 24 * 3600 * 1000,
 } as const;
@@ -62,7 +73,8 @@ const READ_ONLY_PAUSE_MS = 5000;
  * Delivers webhooks on a `serve` node. Each round finds the organizations
  * with due deliveries and gives them turns (a few claims each, round-robin,
  * starting after the one served first last time) until the node's in-flight
- * bound is reached. A claim is a short transaction; the HTTP attempt runs
+ * bound is reached; no organization takes more than its share of it, and no
+ * endpoint more than its window (src/webhooks/endpoint-windows.ts). A claim is a short transaction; the HTTP attempt runs
  * with no connection or transaction held, bounded by its deadline; its
  * outcome is recorded in one more short transaction. A claim left by a node
  * that died expires and another node takes it: delivery is at least once.
@@ -70,7 +82,9 @@ const READ_ONLY_PAUSE_MS = 5000;
 export class Deliverer {
   private readonly settings: Required<Omit<DelivererOptions, 'observer' | 'ca' | 'random'>>;
   private readonly attempts = new Set<Promise<void>>();
+  private readonly inFlightByOrganization = new Map<string, number>();
   private readonly agents: EndpointAgents;
+  private readonly windows: EndpointWindows;
   private readonly recorder: AttemptRecorder;
   private wakeTimer: NodeJS.Timeout | undefined;
   private round: Promise<void> | undefined;
@@ -88,6 +102,11 @@ export class Deliverer {
   ) {
     this.settings = { ...DEFAULT_DELIVERER, ...options };
     this.agents = new EndpointAgents(options.ca);
+    this.windows = new EndpointWindows({
+      initial: Math.min(this.settings.initialInFlightPerEndpoint, this.settings.maxInFlightPerEndpoint),
+      max: this.settings.maxInFlightPerEndpoint,
+      fastMs: this.settings.fastAnswerMs,
+    });
     this.recorder = new AttemptRecorder(store);
     if (this.settings.claimMs <= this.settings.deadlineMs) throw new Error('the claim must outlast the attempt deadline');
   }
@@ -163,19 +182,30 @@ export class Deliverer {
     while (waiting.length > 0 && !this.stopped && this.room() > 0) {
       const more: string[] = [];
       for (const orgId of waiting) {
-        const max = Math.min(this.settings.claimsPerTurn, this.room());
-        if (max <= 0 || this.stopped) break;
+        if (this.room() <= 0 || this.stopped) break;
+        const max = Math.min(this.settings.claimsPerTurn, this.room(), this.organizationRoom(orgId));
+        if (max <= 0) continue;
         const claims = await claimDueDeliveries(this.store, orgId, {
           nodeId: this.settings.nodeId,
           claimMs: this.settings.claimMs,
           max,
-          perEndpoint: this.settings.maxInFlightPerEndpoint,
+          perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
         });
         for (const claim of claims) this.launch(claim);
         if (claims.length === max) more.push(orgId);
       }
       waiting = more;
     }
+  }
+
+  private organizationRoom(orgId: string): number {
+    return this.settings.maxInFlightPerOrganization - (this.inFlightByOrganization.get(orgId) ?? 0);
+  }
+
+  private countInFlight(orgId: string, change: 1 | -1): void {
+    const count = (this.inFlightByOrganization.get(orgId) ?? 0) + change;
+    if (count === 0) this.inFlightByOrganization.delete(orgId);
+    else this.inFlightByOrganization.set(orgId, count);
   }
 
   /** The organizations in id order, starting after the one served first last round (a full round leaves none behind for long). */
@@ -188,8 +218,10 @@ export class Deliverer {
   }
 
   private launch(claim: ClaimedDelivery): void {
+    this.countInFlight(claim.orgId, 1);
     const attempt = this.attempt(claim).finally(() => {
       this.attempts.delete(attempt);
+      this.countInFlight(claim.orgId, -1);
       // A slot is free (and the endpoint has room again). On a running node, the slots freed
       // within a few milliseconds are claimed again together: one claim for many deliveries.
       if (this.timer === undefined) this.wake();
@@ -206,6 +238,7 @@ export class Deliverer {
     const result = await this.send(claim);
     const answeredAtMs = Date.now();
     if (this.stopped) return;
+    this.windows.answered(claim.endpointId, result);
     const retryDelayMs = result.ok ? null : nextAttemptDelayMs(claim.attempt, this.options.random);
     let recorded: RecordedAttempt;
     try {

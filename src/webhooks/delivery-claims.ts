@@ -41,8 +41,8 @@ export interface ClaimLimits {
   readonly claimMs: number;
   /** The most claims to take in this statement. */
   readonly max: number;
-  /** The most unexpired claims one endpoint may have, over every node. */
-  readonly perEndpoint: number;
+  /** The most unexpired claims an endpoint may have, over every node (this node's window for it). */
+  readonly perEndpoint: (endpointId: string) => number;
 }
 
 const UTC_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
@@ -64,14 +64,15 @@ const LOCK_ENDPOINTS = `SELECT id::text AS id FROM webhook_endpoints
 
 /**
  * Claims the earliest due deliveries of the locked endpoints, each endpoint
- * up to its room (perEndpoint less its unexpired claims), at most $3 in all.
- * $1 org, $2 endpoint ids, $3 max, $4 perEndpoint, $5 claim ms, $6 node id.
+ * up to its room (its window less its unexpired claims), at most $3 in all.
+ * $1 org, $2 endpoint ids, $3 max, $4 the endpoints' windows (in the order
+ * of $2), $5 claim ms, $6 node id.
  * Rendered outside the UPDATE: on Citus its RETURNING may hold no function
  * but an immutable one.
  */
 const CLAIM = `WITH room AS (
     SELECT w.id AS endpoint_id,
-           $4::int - (SELECT count(*) FROM webhook_deliveries b
+           ($4::int[])[array_position($2::bigint[], w.id)] - (SELECT count(*) FROM webhook_deliveries b
                        WHERE b.org_id = $1 AND b.endpoint_id = w.id AND b.state = 'pending' AND b.claimed_until > now())::int AS free
       FROM webhook_endpoints w WHERE w.org_id = $1 AND w.id = ANY ($2::bigint[])
   ), due AS (
@@ -110,14 +111,14 @@ export async function organizationsWithDueDeliveries(db: Queryable, limit = 1000
 /** Claims up to `limits.max` due deliveries of the organization (one short transaction; nothing held after it). */
 export async function claimDueDeliveries(store: Store, orgId: string, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
   if (limits.max <= 0) return [];
+  // Two round trips: BEGIN with the lock, then the claim with COMMIT.
   const rows = await store.transaction(async (tx) => {
-    const endpoints = await tx.query<{ id: string }>(LOCK_ENDPOINTS, [orgId], { prepare: true });
+    const endpoints = await tx.query<{ id: string }>(LOCK_ENDPOINTS, [orgId], { prepare: true, sendWithBegin: true });
     if (endpoints.length === 0) return [];
-    return tx.query<ClaimRow>(
-      CLAIM,
-      [orgId, endpoints.map((endpoint) => endpoint.id), limits.max, limits.perEndpoint, limits.claimMs, limits.nodeId],
-      { prepare: true },
-    );
+    const ids = endpoints.map((endpoint) => endpoint.id);
+    const params = [orgId, ids, limits.max, ids.map((id) => limits.perEndpoint(id)), limits.claimMs, limits.nodeId];
+    const [claimed] = await tx.commitWith([{ sql: CLAIM, params }]);
+    return claimed as ClaimRow[];
   });
   return rows.map((row) => ({
     orgId,

@@ -94,8 +94,15 @@ export async function recordAttempt(store: Store, claim: ClaimedDelivery, result
  * would: one commit for many deliveries. If it fails, none is recorded.
  */
 export async function recordAttempts(store: Store, attempts: readonly AttemptToRecord[]): Promise<RecordedAttempt[]> {
-  // The endpoint first: an attempt that disables it records no next attempt.
-  const perAttempt = attempts.map(({ claim, result, options }) => [...healthStatements(claim, result, options), recordStatement(claim, result, options)]);
+  // The endpoint first: an attempt that disables it records no next attempt. A success after one that
+  // cleared the same endpoint's streak (no failure between) would clear nothing: it is not sent again.
+  const cleared = new Set<string>();
+  const perAttempt = attempts.map(({ claim, result, options }) => {
+    const health = result.ok && cleared.has(claim.endpointId) ? [] : healthStatements(claim, result, options);
+    if (result.ok) cleared.add(claim.endpointId);
+    else cleared.delete(claim.endpointId);
+    return [...health, recordStatement(claim, result, options)];
+  });
   const rows = await store.transaction((tx) => tx.commitWith(perAttempt.flat()));
   let next = 0;
   return perAttempt.map((statements) => {

@@ -12,7 +12,7 @@ export const MAX_KEPT_ENDPOINTS = 1024;
  * handshake per event would cost more than the event itself. A pool is never
  * shared between endpoints, so a receiver that hangs holds only its own
  * connections; how many are open at once is bounded by the endpoint's claims
- * (16 in flight, docs/webhooks.md). A connection is opened through the
+ * (its window, src/webhooks/endpoint-windows.ts). A connection is opened through the
  * attempt's address check (src/webhooks/destination.ts), so a kept one was
  * checked when it was opened; an attempt that fails or runs out of time
  * destroys its connection.

@@ -75,7 +75,7 @@ describeEachStore('the webhook deliverer when endpoints fail or nodes die', (sto
     const hits = await receiver(500);
     const deleted = await organizationWithDeliveries(`http://127.0.0.1:${hits.port}/`, 1);
     const disabled = await organizationWithDeliveries(`http://127.0.0.1:${hits.port}/`, 2);
-    const limits = { nodeId: 'node-a', claimMs: 30_000, max: 1, perEndpoint: 4 };
+    const limits = { nodeId: 'node-a', claimMs: 30_000, max: 1, perEndpoint: () => 4 };
     // Claimed, as a node does before its attempt; the endpoints change while the attempt runs.
     const [first] = await claimDueDeliveries(store(), deleted.orgId, limits);
     const [second] = await claimDueDeliveries(store(), disabled.orgId, limits);

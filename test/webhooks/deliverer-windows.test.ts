@@ -1,0 +1,72 @@
+import { afterEach, expect, it } from 'vitest';
+import { publishAllEvents } from '../../src/events/publish-events.js';
+import { creditLimit, insertCreditLimits } from '../helpers/records.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { createTenant } from '../helpers/tenants.js';
+import { deliveriesOf, eventually, insertEndpoint, newDeliverer } from './deliverer-helpers.js';
+import { startBlackHole, startHttpReceiver, type Receiver } from './receivers.js';
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+});
+
+describeEachStore('how many attempts an endpoint has in flight', (store) => {
+  it('grows for a receiver that answers fast, up to the most, and never beyond', async () => {
+    let open = 0;
+    let mostOpen = 0;
+    // Each answer waits a little, so that attempts overlap when the window lets them.
+    const fast = await startHttpReceiver((_request, response) => {
+      open += 1;
+      mostOpen = Math.max(mostOpen, open);
+      setTimeout(() => {
+        open -= 1;
+        response.writeHead(204).end();
+      }, 20);
+    });
+    receivers.push(fast);
+    const tenant = await createTenant(store(), 'Windows', 'write');
+    await insertEndpoint(store(), tenant.org.id, `http://127.0.0.1:${fast.port}/`);
+    await insertCreditLimits(store(), tenant.org.id, Array.from({ length: 40 }, () => creditLimit()));
+    await publishAllEvents(store(), tenant.org.id);
+    const deliverer = newDeliverer(store(), { initialInFlightPerEndpoint: 1, maxInFlightPerEndpoint: 4, fastAnswerMs: 60_000, pollIntervalMs: 20 });
+    try {
+      deliverer.start();
+      await eventually(async () => (await deliveriesOf(store(), tenant.org.id)).every((d) => d.state === 'delivered'), 60_000, 'every event delivered');
+    } finally {
+      await deliverer.stop();
+    }
+    expect(fast.requests).toHaveLength(40);
+    expect(mostOpen).toBeGreaterThan(1);
+    expect(mostOpen).toBeLessThanOrEqual(4);
+  });
+
+  it('keeps one organization’s black holes to its share of the node while another organization is served', async () => {
+    const hole = await startBlackHole();
+    const fast = await startHttpReceiver((_request, response) => response.writeHead(204).end());
+    receivers.push(hole, fast);
+    const flooding = await createTenant(store(), 'Three holes', 'write');
+    const neighbour = await createTenant(store(), 'Neighbour', 'write');
+    for (let i = 0; i < 3; i += 1) await insertEndpoint(store(), flooding.org.id, `http://127.0.0.1:${hole.port}/${i}`);
+    await insertEndpoint(store(), neighbour.org.id, `http://127.0.0.1:${fast.port}/`);
+    for (const orgId of [flooding.org.id, neighbour.org.id]) {
+      await insertCreditLimits(store(), orgId, Array.from({ length: 5 }, () => creditLimit()));
+      await publishAllEvents(store(), orgId);
+    }
+    // Three endpoints of two each could hold six; the organization's share is three.
+    const deliverer = newDeliverer(store(), { deadlineMs: 20_000, claimMs: 60_000, maxInFlightPerEndpoint: 2, maxInFlightPerOrganization: 3, pollIntervalMs: 20 });
+    let mostHeld = 0;
+    const watch = setInterval(() => (mostHeld = Math.max(mostHeld, hole.openSockets())), 5);
+    try {
+      deliverer.start();
+      await eventually(async () => (await deliveriesOf(store(), neighbour.org.id)).every((d) => d.state === 'delivered'), 60_000, 'the neighbour’s events delivered');
+      await eventually(() => hole.openSockets() === 3, 60_000, 'the holes to hold the organization’s share');
+      expect(deliverer.inFlight).toBe(3);
+    } finally {
+      clearInterval(watch);
+      await deliverer.stop();
+    }
+    expect(mostHeld).toBe(3);
+    expect(fast.requests).toHaveLength(5);
+  });
+});
