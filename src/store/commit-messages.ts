@@ -3,8 +3,8 @@ import { setLocalForWorkers, type Statement } from './store.js';
 
 /** How a transaction of the PostgreSQL store sends what commitWith gives it. */
 export interface CommitChannel {
-  /** Nothing of the transaction has been sent yet and nothing waits for its COMMIT: it can all go in one message. */
-  readonly fresh: boolean;
+  /** Nothing waits for its COMMIT (queryAtCommit): the statements and COMMIT (and the BEGIN, if not sent yet) can go in one message. */
+  readonly oneMessage: boolean;
   /** A statement's text ready to run in a message (`EXECUTE name(literals)` once prepared here), or undefined. */
   inline(statement: Statement): string | undefined;
   /** The BEGIN (and its SET LOCAL) not sent yet, taken by the message that sends it. */
@@ -21,16 +21,16 @@ export interface CommitChannel {
 
 /**
  * commitWith on PostgreSQL: the statements and COMMIT, each statement's rows
- * returned. When the transaction is fresh and this connection has prepared
- * every statement: BEGIN, the statements and COMMIT in one message, the whole
- * transaction in one round trip. Otherwise one after the other (which
- * prepares them). On Citus, a `forWorkers` SET LOCAL goes in a message of its
+ * returned. When this connection has prepared every statement: the
+ * statements and COMMIT in one message (with the BEGIN if nothing was sent
+ * yet: the whole transaction in one round trip). Otherwise one after the
+ * other (which prepares them). On Citus, a `forWorkers` SET LOCAL goes in a message of its
  * own: Citus passes a SET LOCAL on to the workers as the whole text of its
  * message, which would run the other statements there too.
  */
 export async function commitStatements(channel: CommitChannel, statements: readonly Statement[]): Promise<unknown[][]> {
   const citus = statements.some((statement) => statement.forWorkers) && (await channel.onCitus());
-  const texts = channel.fresh ? statements.map((statement) => channel.inline(statement)) : undefined;
+  const texts = channel.oneMessage ? statements.map((statement) => channel.inline(statement)) : undefined;
   if (texts?.every((text) => text !== undefined)) return inMessages(channel, statements, texts as string[], citus);
   const rows: unknown[][] = [];
   for (const statement of statements) {

@@ -284,7 +284,7 @@ export class PostgresStore implements Store {
         commitWith: (statements: readonly Statement[]) =>
           commitStatements(
             {
-              fresh: pendingBegin !== undefined && atCommit === undefined,
+              oneMessage: atCommit === undefined,
               // A statement without parameters (the SET LOCAL naming a write's cause) goes as its own text, never prepared:
               // its text changes with every write, and a name for each would crowd out the statements that repeat.
               inline: (statement) => (statement.params.length === 0 ? statement.sql : executeText(client, this.nameOf(statement.sql), statement)),

@@ -70,10 +70,10 @@ export interface Transaction extends Queryable {
   /**
    * Runs `statements` (fixed texts, prepared like QueryOptions.prepare) in
    * order as the transaction's last, then COMMIT; resolves to each one's
-   * rows. On PostgreSQL, when nothing of the transaction has been sent yet
-   * and the connection has prepared every one of them, BEGIN, the
-   * statements and COMMIT go as one message: the whole transaction in one
-   * round trip. Otherwise they run one after the other (which prepares
+   * rows. On PostgreSQL, when the connection has prepared every one of
+   * them, the statements and COMMIT go as one message, with the BEGIN if
+   * nothing of the transaction has been sent yet (the whole transaction in
+   * one round trip). Otherwise they run one after the other (which prepares
    * them). Nothing may run in the transaction after it.
    */
   commitWith(statements: readonly Statement[]): Promise<unknown[][]>;

@@ -35,6 +35,26 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a transactio
     }
   });
 
+  it('sends commitWith’s statements with the COMMIT in one message after earlier statements too, once prepared', async () => {
+    const store = new PostgresStore(postgresUrl ?? '', { poolSize: 1 });
+    const lockThenCommit = () =>
+      store.transaction(async (tx) => {
+        await tx.query('SELECT 1 AS locked');
+        const [rows] = await tx.commitWith([{ sql: STATEMENT, params: PARAMS }]);
+        return rows?.[0];
+      });
+    try {
+      expect(await lockThenCommit()).toEqual(EXPECTED);
+      expect(messages.sent()).toEqual(['BEGIN', 'SELECT 1 AS locked', STATEMENT, 'COMMIT']);
+      messages.reset();
+      expect(await lockThenCommit()).toEqual(EXPECTED);
+      expect(messages.sent()).toHaveLength(3);
+      expect(messages.sent()[2]).toMatch(/^EXECUTE s_[0-9a-f]+\( ?E'it''s .*', '101'\); COMMIT$/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('never folds a prepared statement where connections do not keep it (PgBouncer in transaction mode)', async () => {
     const store = new PostgresStore(postgresUrl ?? '', { poolSize: 1, namedStatements: false });
     try {
