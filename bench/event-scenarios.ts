@@ -6,7 +6,8 @@
  *   to the receiver's POST, one clock: both run in this process) p50/p99,
  *   and a burst of drawdowns as fast as 32 connections go, for the node's
  *   deliveries per second. Targets: lag p50 ≤ 50 ms, p99 ≤ 500 ms,
- *   ≥ 1,000 deliveries/s.
+ *   ≥ 1,000 deliveries/s. The paced runs follow WARMUP_SECONDS of the same
+ *   writes, not measured.
  * - e2: the same paced writes with a black-holed endpoint (accepts TCP,
  *   never answers) beside the fast one: the fast one's lag p99 and the
  *   writes' p99 beside e1's.
@@ -33,6 +34,7 @@ export const EVENT_SCENARIO_IDS = ['e1', 'e2', 'ecost'] as const;
 
 const PACED_PER_SECOND = 500;
 const PACED_SECONDS = 20;
+const WARMUP_SECONDS = 5;
 const BURST_WRITES = 6000;
 const BURST_CONNECTIONS = 32;
 const COST_SECONDS = 10;
@@ -91,6 +93,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
       const fast = await fastReceiver();
       const endpoint = await createEndpoint(service.url, keys, fast.url);
       try {
+        await warmUp(service.url, keys, fast, log);
         await vacuum();
         log(`(e1) drawdowns paced at ${PACED_PER_SECOND}/s for ${PACED_SECONDS} s, one fast receiver`);
         const paced = await pacedWrites(service.url, keys, PACED_PER_SECOND, PACED_SECONDS);
@@ -127,8 +130,11 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
       const fast = await fastReceiver();
       const hole = await blackHole();
       const fastEndpoint = await createEndpoint(service.url, keys, fast.url);
-      const holeEndpoint = await createEndpoint(service.url, keys, hole.url);
+      let holeEndpoint: string | undefined;
       try {
+        await warmUp(service.url, keys, fast, log);
+        // The hole from the measurement's start: its first attempts hold their sockets to the deadline.
+        holeEndpoint = await createEndpoint(service.url, keys, hole.url);
         await vacuum();
         log(`(e2) drawdowns paced at ${PACED_PER_SECOND}/s for ${PACED_SECONDS} s, a fast receiver beside a black hole`);
         const paced = await pacedWrites(service.url, keys, PACED_PER_SECOND, PACED_SECONDS);
@@ -144,7 +150,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
             `black hole: ${hole.connections()} connection(s) opened, at most ${hole.mostOpen()} open at once`,
         );
       } finally {
-        await deleteEndpoint(service.url, keys, holeEndpoint);
+        if (holeEndpoint) await deleteEndpoint(service.url, keys, holeEndpoint);
         await deleteEndpoint(service.url, keys, fastEndpoint);
         await hole.close();
         await fast.close();
@@ -228,6 +234,18 @@ async function createEndpoint(baseUrl: string, keys: Keys, url: string): Promise
 
 async function deleteEndpoint(baseUrl: string, keys: Keys, id: string): Promise<void> {
   await fetch(`${baseUrl}/api/webhook_endpoints/${id}/`, { method: 'DELETE', headers: { authorization: keys.webhooks, 'idempotency-key': randomUUID() } });
+}
+
+/**
+ * The paced writes for WARMUP_SECONDS, not measured: a service just started
+ * compiles its hot paths and opens its connections to the database and the
+ * receiver while the first seconds' events wait (docs/performance.md).
+ */
+async function warmUp(baseUrl: string, keys: Keys, receiver: Receiver, log: (line: string) => void): Promise<void> {
+  log(`warm-up: drawdowns paced at ${PACED_PER_SECOND}/s for ${WARMUP_SECONDS} s, not measured`);
+  await pacedWrites(baseUrl, keys, PACED_PER_SECOND, WARMUP_SECONDS);
+  await settle(receiver);
+  receiver.received.length = 0;
 }
 
 /** `perSecond` drawdowns a second for `seconds`, each sent at its due time whatever the answers before it. */
