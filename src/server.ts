@@ -96,7 +96,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       logger,
       renderDeliveredEvent,
     );
-    const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: () => deliverer?.wake() });
+    const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: (orgId) => deliverer?.wake(orgId) });
     const ledger = new LedgerWriter(openedStore, {
       idempotencyTtlHours: config.idempotencyKeyTtlHours,
       transactionBudgetMs: config.databaseRequestBudgetMs,

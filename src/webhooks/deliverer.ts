@@ -83,6 +83,10 @@ export class Deliverer {
   private readonly settings: Required<Omit<DelivererOptions, 'observer' | 'ca' | 'random'>>;
   private readonly attempts = new Set<Promise<void>>();
   private readonly inFlightByOrganization = new Map<string, number>();
+  /** Organizations this node knows have work: events published here, attempts just ended, a claim that got all it asked. */
+  private readonly known = new Set<string>();
+  /** The next round asks the database which organizations have due work. */
+  private discover = true;
   private readonly agents: EndpointAgents;
   private readonly windows: EndpointWindows;
   private readonly recorder: AttemptRecorder;
@@ -118,8 +122,21 @@ export class Deliverer {
     this.wake();
   }
 
-  /** Something may be due (the node just published events): run a round now, or right after the one running. */
-  wake(): void {
+  /**
+   * Something may be due: `orgId` just published events on this node, and
+   * its deliveries are claimed at once; without one, the round asks the
+   * database which organizations have due work (other nodes' events,
+   * retries come due). Only the poll and this ask it: the question reads
+   * every due delivery, thousands when an endpoint is down.
+   */
+  wake(orgId?: string): void {
+    if (orgId === undefined) this.discover = true;
+    else this.known.add(orgId);
+    this.runRound();
+  }
+
+  /** A round now, or right after the one running. */
+  private runRound(): void {
     if (this.stopped || Date.now() < this.quietUntil) return;
     if (this.round) {
       this.again = true;
@@ -177,8 +194,10 @@ export class Deliverer {
 
   private async claimRound(): Promise<void> {
     if (this.room() <= 0) return;
-    const organizations = this.fairOrder(await organizationsWithDueDeliveries(this.store));
-    let waiting = organizations;
+    const discover = this.discover;
+    this.discover = false;
+    const found = discover ? await organizationsWithDueDeliveries(this.store) : [];
+    let waiting = this.fairOrder([...new Set([...found, ...this.known])]);
     while (waiting.length > 0 && !this.stopped && this.room() > 0) {
       const more: string[] = [];
       for (const orgId of waiting) {
@@ -192,7 +211,9 @@ export class Deliverer {
           perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
         });
         for (const claim of claims) this.launch(claim);
+        // Fewer than asked: nothing more it can send now. An attempt of its that ends, a publication or the poll brings it back.
         if (claims.length === max) more.push(orgId);
+        else this.known.delete(orgId);
       }
       waiting = more;
     }
@@ -224,11 +245,12 @@ export class Deliverer {
       this.countInFlight(claim.orgId, -1);
       // A slot is free (and the endpoint has room again). On a running node, the slots freed
       // within a few milliseconds are claimed again together: one claim for many deliveries.
-      if (this.timer === undefined) this.wake();
+      this.known.add(claim.orgId);
+      if (this.timer === undefined) this.runRound();
       else
         this.wakeTimer ??= setTimeout(() => {
           this.wakeTimer = undefined;
-          this.wake();
+          this.runRound();
         }, REWAKE_MS);
     });
     this.attempts.add(attempt);

@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { publishAllEvents } from '../../src/events/publish-events.js';
+import type { Store } from '../../src/store/store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -68,5 +69,46 @@ describeEachStore('how many attempts an endpoint has in flight', (store) => {
     }
     expect(mostHeld).toBe(3);
     expect(fast.requests).toHaveLength(5);
+  });
+
+  it('asks the database which organizations have work only when polled, not after every attempt', async () => {
+    const fast = await startHttpReceiver((_request, response) => response.writeHead(204).end());
+    receivers.push(fast);
+    const tenant = await createTenant(store(), 'Known work', 'write');
+    await insertEndpoint(store(), tenant.org.id, `http://127.0.0.1:${fast.port}/`);
+    await insertCreditLimits(store(), tenant.org.id, Array.from({ length: 30 }, () => creditLimit()));
+    await publishAllEvents(store(), tenant.org.id);
+    let discoveries = 0;
+    const counting = new Proxy(store(), {
+      get(target, property) {
+        if (property === 'query') {
+          return (sql: string, params?: readonly unknown[]) => {
+            if (sql.includes('SELECT DISTINCT org_id')) discoveries += 1;
+            return target.query(sql, params);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as Store;
+    // Two at a time: fifteen rounds of claims, each after attempts ended; no poll during the test.
+    const deliverer = newDeliverer(counting, { maxInFlightPerEndpoint: 2, pollIntervalMs: 3_600_000 });
+    const delivered = (count: number) => async () =>
+      (await deliveriesOf(store(), tenant.org.id)).filter((d) => d.state === 'delivered').length === count;
+    try {
+      deliverer.start();
+      await eventually(delivered(30), 60_000, 'the first 30 events delivered');
+      expect(discoveries).toBe(1);
+
+      // A publication on this node names its organization: claimed at once, still without asking.
+      await insertCreditLimits(store(), tenant.org.id, Array.from({ length: 5 }, () => creditLimit()));
+      await publishAllEvents(store(), tenant.org.id);
+      deliverer.wake(tenant.org.id);
+      await eventually(delivered(35), 60_000, 'the next 5 delivered');
+      expect(discoveries).toBe(1);
+    } finally {
+      await deliverer.stop();
+    }
+    expect(fast.requests).toHaveLength(35);
   });
 });
