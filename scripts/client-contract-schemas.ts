@@ -1,5 +1,5 @@
 import type { JsonObject } from '../src/openapi/json-schema.js';
-import { EVENT_TYPES } from '../src/webhooks/event-types.js';
+import { EVENT_TYPES } from '../src/events/event-types.js';
 
 /**
  * The SDK's events and webhook-endpoint types as SPEC §3c and

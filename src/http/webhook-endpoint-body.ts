@@ -3,7 +3,7 @@ import { looksLikeApiKey } from '../domain/key-shaped-text.js';
 import { truncate } from '../domain/truncate.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH, type DestinationPolicy } from '../webhooks/destination.js';
-import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, isEventPattern, MAX_ENABLED_EVENTS } from '../webhooks/event-types.js';
+import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, isEventPattern, MAX_ENABLED_EVENTS } from '../events/event-types.js';
 import { MAX_DESCRIPTION_LENGTH, type EndpointChanges, type EndpointInput } from '../webhooks/webhook-endpoints.js';
 import { parseBodyObject, refuseUnknownMembers, typeName } from './write-body.js';
 

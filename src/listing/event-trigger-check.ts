@@ -19,20 +19,29 @@ export async function eventTriggerProblems(db: Queryable, resource: ResourceDefi
       WHERE t.tgrelid = $1::oid AND NOT t.tgisinternal AND t.tgenabled <> 'D' AND p.proname = ANY ($2::text[])`,
     [tableOid, [...EVENT_TRIGGER_FUNCTIONS]],
   );
-  if (triggers.length === 0) return [];
+  const declared = resource.events;
+  if (triggers.length === 0) {
+    return declared ? [`events: the definition declares ${declared.object} events but the table records none (SELECT events_track('${resource.table}', '${declared.object}', …) in its migration)`] : [];
+  }
+  if (!declared) return [`events: the table records events (events_track) but the definition declares no \`events\` (its object and types)`];
   const problems: string[] = [];
   // A column the table lacks is reported as missing already.
-  const declared = new Set(Object.values(resource.fields).map((field) => field.column).filter((column) => tableColumns.has(column)));
+  const rendered = new Set(Object.values(resource.fields).map((field) => field.column).filter((column) => tableColumns.has(column)));
   for (const fn of EVENT_TRIGGER_FUNCTIONS) {
     const trigger = triggers.find((candidate) => candidate.function === fn);
     if (!trigger) {
       problems.push(`events: no trigger running ${fn}() (install both with SELECT events_track('${resource.table}', …))`);
       continue;
     }
-    const [, , columnsLiteral = '{}'] = trigger.args.split('\\000');
+    const [object = '', , columnsLiteral = '{}', ownStatus = ''] = trigger.args.split('\\000');
+    if (object !== declared.object) problems.push(`events: ${fn}() records them as ${object} events, the definition declares ${declared.object}`);
+    const types = declared.types ?? ['created', 'updated'];
+    if (fn === 'events_record_updated' && ownStatus !== '' && !types.includes(ownStatus)) {
+      problems.push(`events: ${fn}() emits ${object}.${ownStatus}, which the definition's events.types does not list`);
+    }
     const recorded = new Set(columnsLiteral.replace(/^\{|\}$/g, '').split(',').filter((column) => column !== ''));
-    const missing = [...declared].filter((column) => !recorded.has(column));
-    const extra = [...recorded].filter((column) => !declared.has(column));
+    const missing = [...rendered].filter((column) => !recorded.has(column));
+    const extra = [...recorded].filter((column) => !rendered.has(column));
     if (missing.length > 0) problems.push(`events: ${fn}() does not record column(s) ${missing.join(', ')} that the definition renders`);
     if (extra.length > 0) problems.push(`events: ${fn}() records column(s) ${extra.join(', ')} that the definition does not render`);
   }

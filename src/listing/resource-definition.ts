@@ -4,7 +4,8 @@ import type { ApiRecord } from './api-record.js';
 /**
  * What the list engine, the router and the OpenAPI generator know about a
  * collection. Adding a collection is one new file in `src/resources/` that
- * exports one of these (plus its migration); nothing else names it.
+ * exports one of these, its entry in `src/resources/index.ts`, its migration
+ * and its test fixture (docs/architecture.md); nothing else names it.
  *
  * @example
  * export const paymentMethods: ResourceDefinition = {
@@ -78,6 +79,16 @@ export interface ResourceDefinition {
    * link to follow the records that arrive after the last one it read.
    */
   readonly appendedBy?: string;
+  /**
+   * The events of this collection's records, when its migration calls
+   * events_track (migration 017) with the same object: `object` is their
+   * types' prefix (`lease` → `lease.created`, `lease.updated`), `types` the
+   * suffixes when not those two (ledger entries are never changed; loans add
+   * `repaid`). Event types, their OpenAPI payloads and what endpoints may
+   * subscribe to derive from it (src/events/event-types.ts); the start-up
+   * schema check compares it with the table's triggers.
+   */
+  readonly events?: { readonly object: string; readonly types?: readonly string[] };
 }
 
 export interface ParentDefinition {

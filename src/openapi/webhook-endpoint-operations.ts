@@ -3,7 +3,7 @@ import { MAX_LINK_LENGTH } from '../listing/page-links.js';
 import { PAGE_SIZE } from '../listing/query-parser.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/destination.js';
-import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, MAX_ENABLED_EVENTS } from '../webhooks/event-types.js';
+import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, MAX_ENABLED_EVENTS } from '../events/event-types.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_HOURS } from '../webhooks/webhook-endpoints.js';
 import { MAX_ATTEMPT_ERROR_LENGTH } from '../webhooks/delivery-attempts.js';
 import { schemaRef, type JsonObject } from './json-schema.js';

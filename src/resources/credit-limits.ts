@@ -3,6 +3,7 @@ import { createdAtField, CURRENCY_BOUNDS, entityField, entityFilter, timeRangeFi
 
 export const creditLimits: ResourceDefinition = {
   path: 'limits',
+  events: { object: 'credit_limit' },
   name: 'credit limit',
   schemaName: 'CreditLimit',
   description:

@@ -20,6 +20,7 @@ const MAX_ENTITY_NAME_LENGTH = 200;
 
 export const entities: ResourceDefinition = {
   path: 'entities',
+  events: { object: 'entity' },
   name: 'entity',
   schemaName: 'Entity',
   description: 'A borrower: the entity that payment methods and credit limits belong to (their `entity` field is its uid).',

@@ -18,6 +18,8 @@ import { creditLimits } from './credit-limits.js';
  */
 export const ledgerEntries: ResourceDefinition = {
   path: 'entries',
+  // Never changed once recorded.
+  events: { object: 'ledger_entry', types: ['created'] },
   name: 'ledger entry',
   schemaName: 'LedgerEntry',
   description:

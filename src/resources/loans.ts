@@ -15,6 +15,8 @@ export const LOAN_STATUSES = ['active', 'repaid'] as const;
  */
 export const loans: ResourceDefinition = {
   path: 'loans',
+  // `repaid` instead of `updated` for the repayment that brings a loan to zero.
+  events: { object: 'loan', types: ['created', 'updated', 'repaid'] },
   name: 'loan',
   schemaName: 'Loan',
   description:

@@ -6,6 +6,7 @@ export const PAYMENT_METHOD_TYPES = ['ACH', 'SEPA', 'BACS', 'WIRE', 'CARD'] as c
 
 export const paymentMethods: ResourceDefinition = {
   path: 'methods',
+  events: { object: 'payment_method' },
   name: 'payment method',
   schemaName: 'PaymentMethod',
   description: 'A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.',

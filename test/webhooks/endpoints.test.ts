@@ -360,7 +360,7 @@ describeEachStore('webhook endpoints', (store) => {
       );
       const triggered = rows.map((row) => row.args.split('\\000')).flatMap(([object, , , status]) => [`${object}.*`, ...(status && status !== 'null' ? [`${object}.${status}`] : [])]);
       expect(triggered.length).toBeGreaterThan(0);
-      const { EVENT_TYPES, EVENT_TYPE_PREFIXES } = await import('../../src/webhooks/event-types.js');
+      const { EVENT_TYPES, EVENT_TYPE_PREFIXES } = await import('../../src/events/event-types.js');
       expect(new Set(triggered.filter((pattern) => pattern.endsWith('.*')))).toEqual(new Set(EVENT_TYPE_PREFIXES));
       for (const type of triggered.filter((pattern) => !pattern.endsWith('.*'))) expect(EVENT_TYPES).toContain(type);
     });

@@ -9,7 +9,7 @@
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "Event".
  */
-export type Event = PaymentMethodEvent | EntityEvent | CreditLimitEvent | LoanEvent | LedgerEntryEvent;
+export type Event = PaymentMethodEvent | CreditLimitEvent | EntityEvent | LedgerEntryEvent | LoanEvent;
 
 /**
  * An event about a payment method: `payment_method.created`, `payment_method.updated`.
@@ -108,96 +108,6 @@ export interface PaymentMethod {
    * Last two digits of the account number.
    */
   last_2: string;
-  /**
-   * When the record was created: RFC 3339, UTC, always six fractional digits.
-   */
-  created_at: string;
-  /**
-   * When the record last changed: RFC 3339, UTC, always six fractional digits.
-   */
-  updated_at: string;
-}
-/**
- * An event about an entity: `entity.created`, `entity.updated`.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "EntityEvent".
- */
-export interface EntityEvent {
-  /**
-   * The event's id; the `webhook-id` of its deliveries.
-   */
-  id: string;
-  object: 'event';
-  /**
-   * What happened.
-   */
-  type: 'entity.created' | 'entity.updated';
-  /**
-   * When the event entered the log: RFC 3339, UTC, six fractional digits; strictly increasing in your organization.
-   */
-  created_at: string;
-  /**
-   * The API version the event is rendered in.
-   */
-  api_version: string;
-  data: {
-    object: Entity;
-    /**
-     * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
-     */
-    previous_attributes?: {
-      /**
-       * Stable public identifier.
-       */
-      uid?: string;
-      /**
-       * Legal or trading name.
-       */
-      name?: string;
-      /**
-       * Country of registration: ISO 3166-1 alpha-2, upper case.
-       */
-      country?: string;
-      /**
-       * When the record was created: RFC 3339, UTC, always six fractional digits.
-       */
-      created_at?: string;
-      /**
-       * When the record last changed: RFC 3339, UTC, always six fractional digits.
-       */
-      updated_at?: string;
-    };
-  };
-  /**
-   * The X-Request-Id of the request that caused the change; null for the CLI and the import.
-   */
-  request_id: string | null;
-  /**
-   * The Idempotency-Key of the request that caused the change; null for the CLI and the import.
-   */
-  idempotency_key: string | null;
-  /**
-   * The import that caused the change; null otherwise.
-   */
-  import_id: string | null;
-}
-/**
- * The entity exactly as GET renders it right after the change.
- */
-export interface Entity {
-  /**
-   * Stable public identifier.
-   */
-  uid: string;
-  /**
-   * Legal or trading name.
-   */
-  name: string;
-  /**
-   * Country of registration: ISO 3166-1 alpha-2, upper case.
-   */
-  country: string;
   /**
    * When the record was created: RFC 3339, UTC, always six fractional digits.
    */
@@ -328,6 +238,210 @@ export interface CreditLimit {
    * When the record last changed: RFC 3339, UTC, always six fractional digits.
    */
   updated_at: string;
+}
+/**
+ * An event about an entity: `entity.created`, `entity.updated`.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "EntityEvent".
+ */
+export interface EntityEvent {
+  /**
+   * The event's id; the `webhook-id` of its deliveries.
+   */
+  id: string;
+  object: 'event';
+  /**
+   * What happened.
+   */
+  type: 'entity.created' | 'entity.updated';
+  /**
+   * When the event entered the log: RFC 3339, UTC, six fractional digits; strictly increasing in your organization.
+   */
+  created_at: string;
+  /**
+   * The API version the event is rendered in.
+   */
+  api_version: string;
+  data: {
+    object: Entity;
+    /**
+     * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
+     */
+    previous_attributes?: {
+      /**
+       * Stable public identifier.
+       */
+      uid?: string;
+      /**
+       * Legal or trading name.
+       */
+      name?: string;
+      /**
+       * Country of registration: ISO 3166-1 alpha-2, upper case.
+       */
+      country?: string;
+      /**
+       * When the record was created: RFC 3339, UTC, always six fractional digits.
+       */
+      created_at?: string;
+      /**
+       * When the record last changed: RFC 3339, UTC, always six fractional digits.
+       */
+      updated_at?: string;
+    };
+  };
+  /**
+   * The X-Request-Id of the request that caused the change; null for the CLI and the import.
+   */
+  request_id: string | null;
+  /**
+   * The Idempotency-Key of the request that caused the change; null for the CLI and the import.
+   */
+  idempotency_key: string | null;
+  /**
+   * The import that caused the change; null otherwise.
+   */
+  import_id: string | null;
+}
+/**
+ * The entity exactly as GET renders it right after the change.
+ */
+export interface Entity {
+  /**
+   * Stable public identifier.
+   */
+  uid: string;
+  /**
+   * Legal or trading name.
+   */
+  name: string;
+  /**
+   * Country of registration: ISO 3166-1 alpha-2, upper case.
+   */
+  country: string;
+  /**
+   * When the record was created: RFC 3339, UTC, always six fractional digits.
+   */
+  created_at: string;
+  /**
+   * When the record last changed: RFC 3339, UTC, always six fractional digits.
+   */
+  updated_at: string;
+}
+/**
+ * An event about a ledger entry: `ledger_entry.created`.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "LedgerEntryEvent".
+ */
+export interface LedgerEntryEvent {
+  /**
+   * The event's id; the `webhook-id` of its deliveries.
+   */
+  id: string;
+  object: 'event';
+  /**
+   * What happened.
+   */
+  type: 'ledger_entry.created';
+  /**
+   * When the event entered the log: RFC 3339, UTC, six fractional digits; strictly increasing in your organization.
+   */
+  created_at: string;
+  /**
+   * The API version the event is rendered in.
+   */
+  api_version: string;
+  data: {
+    object: LedgerEntry;
+    /**
+     * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
+     */
+    previous_attributes?: {
+      /**
+       * The entry's id, unique in the organization: recording the same id again changes nothing.
+       */
+      id?: string;
+      /**
+       * drawdown (outstanding grows) or repayment (it shrinks).
+       */
+      kind?: 'drawdown' | 'repayment';
+      /**
+       * Amount moved, in the limit's currency; always positive.
+       */
+      amount?: number;
+      /**
+       * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
+       */
+      at?: string;
+      /**
+       * The writer's own reference (e.g. a loan or payment id); null when none was given.
+       */
+      reference?: string | null;
+      /**
+       * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
+       */
+      loan?: string | null;
+      /**
+       * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
+       */
+      key_id?: string | null;
+      /**
+       * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
+       */
+      created_at?: string;
+    };
+  };
+  /**
+   * The X-Request-Id of the request that caused the change; null for the CLI and the import.
+   */
+  request_id: string | null;
+  /**
+   * The Idempotency-Key of the request that caused the change; null for the CLI and the import.
+   */
+  idempotency_key: string | null;
+  /**
+   * The import that caused the change; null otherwise.
+   */
+  import_id: string | null;
+}
+/**
+ * The ledger entry exactly as GET renders it right after the change.
+ */
+export interface LedgerEntry {
+  /**
+   * The entry's id, unique in the organization: recording the same id again changes nothing.
+   */
+  id: string;
+  /**
+   * drawdown (outstanding grows) or repayment (it shrinks).
+   */
+  kind: 'drawdown' | 'repayment';
+  /**
+   * Amount moved, in the limit's currency; always positive.
+   */
+  amount: number;
+  /**
+   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
+   */
+  at: string;
+  /**
+   * The writer's own reference (e.g. a loan or payment id); null when none was given.
+   */
+  reference: string | null;
+  /**
+   * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
+   */
+  loan?: string | null;
+  /**
+   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
+   */
+  key_id: string | null;
+  /**
+   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
+   */
+  created_at: string;
 }
 /**
  * An event about a loan: `loan.created`, `loan.updated`, `loan.repaid`.
@@ -468,120 +582,6 @@ export interface Loan {
   updated_at: string;
 }
 /**
- * An event about a ledger entry: `ledger_entry.created`.
- *
- * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
- * via the `definition` "LedgerEntryEvent".
- */
-export interface LedgerEntryEvent {
-  /**
-   * The event's id; the `webhook-id` of its deliveries.
-   */
-  id: string;
-  object: 'event';
-  /**
-   * What happened.
-   */
-  type: 'ledger_entry.created';
-  /**
-   * When the event entered the log: RFC 3339, UTC, six fractional digits; strictly increasing in your organization.
-   */
-  created_at: string;
-  /**
-   * The API version the event is rendered in.
-   */
-  api_version: string;
-  data: {
-    object: LedgerEntry;
-    /**
-     * On `*.updated` and `loan.repaid` only: the fields that changed, with their values before the change.
-     */
-    previous_attributes?: {
-      /**
-       * The entry's id, unique in the organization: recording the same id again changes nothing.
-       */
-      id?: string;
-      /**
-       * drawdown (outstanding grows) or repayment (it shrinks).
-       */
-      kind?: 'drawdown' | 'repayment';
-      /**
-       * Amount moved, in the limit's currency; always positive.
-       */
-      amount?: number;
-      /**
-       * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
-       */
-      at?: string;
-      /**
-       * The writer's own reference (e.g. a loan or payment id); null when none was given.
-       */
-      reference?: string | null;
-      /**
-       * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
-       */
-      loan?: string | null;
-      /**
-       * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
-       */
-      key_id?: string | null;
-      /**
-       * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
-       */
-      created_at?: string;
-    };
-  };
-  /**
-   * The X-Request-Id of the request that caused the change; null for the CLI and the import.
-   */
-  request_id: string | null;
-  /**
-   * The Idempotency-Key of the request that caused the change; null for the CLI and the import.
-   */
-  idempotency_key: string | null;
-  /**
-   * The import that caused the change; null otherwise.
-   */
-  import_id: string | null;
-}
-/**
- * The ledger entry exactly as GET renders it right after the change.
- */
-export interface LedgerEntry {
-  /**
-   * The entry's id, unique in the organization: recording the same id again changes nothing.
-   */
-  id: string;
-  /**
-   * drawdown (outstanding grows) or repayment (it shrinks).
-   */
-  kind: 'drawdown' | 'repayment';
-  /**
-   * Amount moved, in the limit's currency; always positive.
-   */
-  amount: number;
-  /**
-   * When the money moved, as the writer said (it may be earlier than created_at): RFC 3339, UTC, always six fractional digits.
-   */
-  at: string;
-  /**
-   * The writer's own reference (e.g. a loan or payment id); null when none was given.
-   */
-  reference: string | null;
-  /**
-   * UID of the loan the entry belongs to (its principal, or a repayment of it); null for a direct drawdown or repayment.
-   */
-  loan?: string | null;
-  /**
-   * Id of the API key that wrote the entry (as `key list` shows it); null for entries from the CLI or the import.
-   */
-  key_id: string | null;
-  /**
-   * When the service recorded the entry: RFC 3339, UTC, always six fractional digits. Lists are newest first by it.
-   */
-  created_at: string;
-}
-/**
  * Query parameters of `listEvents`; all optional.
  *
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
@@ -597,7 +597,7 @@ export interface EventListParams {
    */
   created_to?: string;
   /**
-   * Event type, or a prefix such as `credit_limit.*`. An event type (payment_method.created, payment_method.updated, entity.created, entity.updated, credit_limit.created, credit_limit.updated, loan.created, loan.updated, loan.repaid, ledger_entry.created) or a prefix such as `credit_limit.*` for every type of one object. For example `credit_limit.*` or `loan.repaid`.
+   * Event type, or a prefix such as `credit_limit.*`. An event type (credit_limit.created, credit_limit.updated, entity.created, entity.updated, ledger_entry.created, loan.created, loan.updated, loan.repaid, payment_method.created, payment_method.updated) or a prefix such as `credit_limit.*` for every type of one object. For example `credit_limit.*` or `loan.repaid`.
    */
   type?: string;
   /**
