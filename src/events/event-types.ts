@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../listing/resource-definition.js';
+import { eventTypesOf, type ResourceDefinition } from '../listing/resource-definition.js';
 import { RESOURCES } from '../resources/index.js';
 
 /**
@@ -18,16 +18,16 @@ export function objectTypeOf(eventType: string): string {
 
 /** The types of each object's events (SPEC §3c): `.created` and `.updated` unless the definition says otherwise. */
 export const EVENT_TYPES_BY_OBJECT: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
-  Object.entries(EVENT_OBJECTS).map(([object, resource]) => [object, (resource.events?.types ?? ['created', 'updated']).map((type) => `${object}.${type}`)]),
+  Object.entries(EVENT_OBJECTS).map(([object, resource]) => [object, eventTypesOf(resource)]),
 );
 
+const OBJECTS_BY_NAME = Object.keys(EVENT_TYPES_BY_OBJECT).sort();
+
 /** Every event type the service emits, by object name, each object's in its definition's order. */
-export const EVENT_TYPES: readonly string[] = Object.keys(EVENT_TYPES_BY_OBJECT)
-  .sort()
-  .flatMap((object) => EVENT_TYPES_BY_OBJECT[object]!);
+export const EVENT_TYPES: readonly string[] = OBJECTS_BY_NAME.flatMap((object) => EVENT_TYPES_BY_OBJECT[object]!);
 
 /** `credit_limit.*`, …: a prefix taking every type of one object. */
-export const EVENT_TYPE_PREFIXES: readonly string[] = Object.keys(EVENT_TYPES_BY_OBJECT).sort().map((object) => `${object}.*`);
+export const EVENT_TYPE_PREFIXES: readonly string[] = OBJECTS_BY_NAME.map((object) => `${object}.*`);
 
 /** `*`: every type, including those added later. */
 export const EVERY_EVENT = '*';

@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from './resource-definition.js';
+import { eventTypesOf, type ResourceDefinition } from './resource-definition.js';
 import type { Queryable } from '../store/store.js';
 
 /** The trigger functions of migration 017 that record a table's events. */
@@ -35,8 +35,7 @@ export async function eventTriggerProblems(db: Queryable, resource: ResourceDefi
     }
     const [object = '', , columnsLiteral = '{}', ownStatus = ''] = trigger.args.split('\\000');
     if (object !== declared.object) problems.push(`events: ${fn}() records them as ${object} events, the definition declares ${declared.object}`);
-    const types = declared.types ?? ['created', 'updated'];
-    if (fn === 'events_record_updated' && ownStatus !== '' && !types.includes(ownStatus)) {
+    if (fn === 'events_record_updated' && ownStatus !== '' && !eventTypesOf(resource).includes(`${object}.${ownStatus}`)) {
       problems.push(`events: ${fn}() emits ${object}.${ownStatus}, which the definition's events.types does not list`);
     }
     const recorded = new Set(columnsLiteral.replace(/^\{|\}$/g, '').split(',').filter((column) => column !== ''));

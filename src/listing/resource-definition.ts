@@ -91,6 +91,12 @@ export interface ResourceDefinition {
   readonly events?: { readonly object: string; readonly types?: readonly string[] };
 }
 
+/** The event types of a collection's records (`lease.created`, `lease.updated` unless its definition lists others); none without `events`. */
+export function eventTypesOf(resource: ResourceDefinition): string[] {
+  const events = resource.events;
+  return events ? (events.types ?? ['created', 'updated']).map((type) => `${events.object}.${type}`) : [];
+}
+
 export interface ParentDefinition {
   readonly resource: ResourceDefinition;
   /** Column of this table holding the parent's row id (trusted SQL, never user input). */

@@ -24,9 +24,9 @@ export interface CommitChannel {
  * returned. When this connection has prepared every statement: the
  * statements and COMMIT in one message (with the BEGIN if nothing was sent
  * yet: the whole transaction in one round trip). Otherwise one after the
- * other (which prepares them). On Citus, a `forWorkers` SET LOCAL goes in a message of its
- * own: Citus passes a SET LOCAL on to the workers as the whole text of its
- * message, which would run the other statements there too.
+ * other (which prepares them). On Citus, a `forWorkers` SET LOCAL goes in a
+ * message of its own: Citus passes a SET LOCAL on to the workers as the
+ * whole text of its message, which would run the other statements there too.
  */
 export async function commitStatements(channel: CommitChannel, statements: readonly Statement[]): Promise<unknown[][]> {
   const citus = statements.some((statement) => statement.forWorkers) && (await channel.onCitus());

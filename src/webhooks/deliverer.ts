@@ -70,11 +70,13 @@ const READ_ONLY_TRANSACTION = '25006';
 const READ_ONLY_PAUSE_MS = 5000;
 
 /**
- * Delivers webhooks on a `serve` node. Each round finds the organizations
- * with due deliveries and gives them turns (a few claims each, round-robin,
- * starting after the one served first last time) until the node's in-flight
- * bound is reached; no organization takes more than its share of it, and no
- * endpoint more than its window (src/webhooks/endpoint-windows.ts). A claim is a short transaction; the HTTP attempt runs
+ * Delivers webhooks on a `serve` node. Each round gives the organizations
+ * with due deliveries turns (a few claims each, round-robin, starting after
+ * the one served first last time) until the node's in-flight bound is
+ * reached; no organization takes more than its share of it, and no endpoint
+ * more than its window (src/webhooks/endpoint-windows.ts). The organizations
+ * are those the node knows have work, and on the poll those the database
+ * names (wake). A claim is a short transaction; the HTTP attempt runs
  * with no connection or transaction held, bounded by its deadline; its
  * outcome is recorded in one more short transaction. A claim left by a node
  * that died expires and another node takes it: delivery is at least once.
