@@ -15,7 +15,10 @@ afterEach(async () => {
 /** The store, counting the commits that record attempts; `refuseShared`: a commit of more than one attempt fails. */
 function countingCommits(store: Store, refuseShared = false): { store: Store; recordCommits: number[] } {
   const recordCommits: number[] = [];
-  const recording = (statements: readonly Statement[]) => statements.filter((statement) => statement.sql.includes('INSERT INTO webhook_attempts')).length;
+  // A statement recording successes takes its deliveries as an array (its third parameter); one recording a failure, one delivery.
+  const attemptsIn = (statement: Statement) => (Array.isArray(statement.params[2]) ? statement.params[2].length : 1);
+  const recording = (statements: readonly Statement[]) =>
+    statements.filter((statement) => statement.sql.includes('INSERT INTO webhook_attempts')).reduce((sum, statement) => sum + attemptsIn(statement), 0);
   return {
     recordCommits,
     store: {
