@@ -51,7 +51,8 @@ const RECORD_ATTEMPT = `WITH endpoint AS (
  * succeeds. $1 org, then arrays in one order: $2 endpoints, $3 deliveries,
  * $4 event uids, $5 attempts, $6 statuses, $7 durations ms, $8 response
  * bodies. A row per attempt: its delivery, and whether this recorded it
- * (false: it was no longer pending; 'not_ours').
+ * (false: it was no longer pending; 'not_ours'). Joins, not correlated
+ * subqueries: Citus plans none over a CTE.
  */
 const RECORD_DELIVERED = `WITH attempted AS (
     SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::int[], $6::int[], $7::int[], $8::text[])
@@ -65,13 +66,11 @@ const RECORD_DELIVERED = `WITH attempted AS (
   ), attempt AS (
     INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
     SELECT $1, a.endpoint_id, a.delivery_id, a.event_uid, a.attempt, a.status_code, a.duration_ms, NULL, a.response_body, NULL, now()
-      FROM attempted a
-     WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.org_id = $1 AND w.id = a.endpoint_id)
+      FROM attempted a JOIN webhook_endpoints w ON w.org_id = $1 AND w.id = a.endpoint_id
     RETURNING id
   )
-  SELECT a.delivery_id::text AS delivery_id, EXISTS (SELECT 1 FROM delivery WHERE delivery.id = a.delivery_id) AS delivered,
-         (SELECT count(*) FROM attempt)::int AS recorded
-    FROM attempted a`;
+  SELECT a.delivery_id::text AS delivery_id, d.id IS NOT NULL AS delivered, (SELECT count(*) FROM attempt)::int AS recorded
+    FROM attempted a LEFT JOIN delivery d ON d.id = a.delivery_id`;
 
 /** A success clears the endpoint's failing streak. $1 org, $2 endpoint. */
 const ENDPOINT_SUCCEEDED = `UPDATE webhook_endpoints SET failing_since = NULL
