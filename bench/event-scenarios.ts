@@ -12,8 +12,9 @@
  *   never answers) beside the fast one: the fast one's lag p99 and the
  *   writes' p99 beside e1's.
  * - ecost: closed-loop drawdowns (32 connections, 10 s) with no endpoint and
- *   with one fast endpoint, alternated: the service's CPU per drawdown and
- *   its throughput, A/B in one invocation. Targets: ≤ 15% more CPU, ≤ 10% less throughput.
+ *   with one fast endpoint, alternated (2 rounds, or `--rounds N`): the
+ *   service's CPU per drawdown and its throughput, A/B in one invocation,
+ *   and the database server's CPU beside them. Targets: ≤ 15% more CPU, ≤ 10% less throughput.
  *
  *   npm run bench -- --only e1,e2,ecost        (DATABASE_URL=postgres://… or the local `lending_bench`)
  */
@@ -25,6 +26,7 @@ import type { KeyScope } from '../src/auth/key-scope.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { benchDatabaseUrl, vacuumWrittenTables } from './database.js';
+import { databaseServerCpuSeconds } from './process-stats.js';
 import { writeBenchRecord, type MeasuredRow } from './results-record.js';
 import { percentile } from './burst-client.js';
 import { startService, type RunningService } from './service.js';
@@ -65,7 +67,15 @@ interface PacedRun {
   readonly failures: number;
 }
 
-export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, logLevel: string, profileDir?: string): Promise<string[]> {
+export interface EventScenarioOptions {
+  readonly logLevel: string;
+  /** Where the service's CPU profile goes (`node --cpu-prof`), if anywhere. */
+  readonly profileDir?: string | undefined;
+  /** ecost's alternated rounds (at least COST_ROUNDS). */
+  readonly rounds: number;
+}
+
+export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, { logLevel, profileDir, rounds }: EventScenarioOptions): Promise<string[]> {
   const databaseUrl = await benchDatabaseUrl();
   const keys = await prepare(databaseUrl);
   const service = await startService({
@@ -156,7 +166,8 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         await fast.close();
       }
     }
-    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, log, row, vacuum)));
+    const serverCpuSeconds = () => databaseServerCpuSeconds(vacuumStore);
+    if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, { log, row, vacuum, serverCpuSeconds, rounds: Math.max(rounds, COST_ROUNDS) })));
   } finally {
     await service.stop();
     await vacuumStore.close();
@@ -165,16 +176,23 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
   return lines;
 }
 
-/** ecost: CPU per drawdown and throughput without and with an endpoint, alternated COST_ROUNDS times; medians. */
-async function costOfEvents(
-  service: RunningService,
-  keys: Keys,
-  log: (line: string) => void,
-  row: (id: string, title: string, connections: number, figures: { perSecond: number; cpuUs: number }) => void,
-  vacuum: () => Promise<void>,
-): Promise<string[]> {
-  const runs: Record<'without' | 'with', { cpuMs: number; perSecond: number }[]> = { without: [], with: [] };
-  for (let round = 0; round < COST_ROUNDS; round += 1) {
+interface CostContext {
+  log(line: string): void;
+  row(id: string, title: string, connections: number, figures: { perSecond: number; cpuUs: number }): void;
+  vacuum(): Promise<void>;
+  /** The database server's CPU so far (NaN when it runs elsewhere). */
+  serverCpuSeconds(): Promise<number>;
+  readonly rounds: number;
+}
+
+/**
+ * ecost: CPU per drawdown and throughput without and with an endpoint,
+ * alternated `rounds` times; medians. The target is the service's CPU;
+ * the database server's is shown beside it (the machine's other share).
+ */
+async function costOfEvents(service: RunningService, keys: Keys, { log, row, vacuum, serverCpuSeconds, rounds }: CostContext): Promise<string[]> {
+  const runs: Record<'without' | 'with', { cpuMs: number; serverCpuMs: number; perSecond: number }[]> = { without: [], with: [] };
+  for (let round = 0; round < rounds; round += 1) {
     for (const variant of ['without', 'with'] as const) {
       const fast = variant === 'with' ? await fastReceiver() : undefined;
       const endpoint = fast ? await createEndpoint(service.url, keys, fast.url) : undefined;
@@ -182,11 +200,14 @@ async function costOfEvents(
         await vacuum();
         log(`(ecost) round ${round + 1}: ${BURST_CONNECTIONS} connections for ${COST_SECONDS} s, ${variant} an endpoint`);
         const cpuBefore = await service.cpuSeconds();
+        const serverBefore = await serverCpuSeconds();
         const done = await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { seconds: COST_SECONDS });
         if (fast) await settle(fast);
         // The deliveries belong to the drawdowns' cost: CPU is read once they are done.
         const cpuMs = ((await service.cpuSeconds()) - cpuBefore) * 1000;
-        runs[variant].push({ cpuMs: cpuMs / Math.max(done, 1), perSecond: done / COST_SECONDS });
+        const serverCpuMs = ((await serverCpuSeconds()) - serverBefore) * 1000;
+        const perDrawdown = Math.max(done, 1);
+        runs[variant].push({ cpuMs: cpuMs / perDrawdown, serverCpuMs: serverCpuMs / perDrawdown, perSecond: done / COST_SECONDS });
       } finally {
         if (endpoint) await deleteEndpoint(service.url, keys, endpoint);
         await fast?.close();
@@ -198,13 +219,20 @@ async function costOfEvents(
   const cpuWith = median(runs.with.map((r) => r.cpuMs));
   const rateWithout = median(runs.without.map((r) => r.perSecond));
   const rateWith = median(runs.with.map((r) => r.perSecond));
+  const serverWithout = median(runs.without.map((r) => r.serverCpuMs));
+  const serverWith = median(runs.with.map((r) => r.serverCpuMs));
   const moreCpu = cpuWith / cpuWithout - 1;
   const lessRate = 1 - rateWith / rateWithout;
   row('ecost-without', 'closed-loop drawdowns, no webhook endpoint', BURST_CONNECTIONS, { perSecond: rateWithout, cpuUs: cpuWithout * 1000 });
   row('ecost-with', 'closed-loop drawdowns, one fast webhook endpoint', BURST_CONNECTIONS, { perSecond: rateWith, cpuUs: cpuWith * 1000 });
+  if (Number.isFinite(serverWithout) && Number.isFinite(serverWith)) {
+    row('ecost-postgres-without', 'PostgreSQL CPU, closed-loop drawdowns, no webhook endpoint', BURST_CONNECTIONS, { perSecond: rateWithout, cpuUs: serverWithout * 1000 });
+    row('ecost-postgres-with', 'PostgreSQL CPU, closed-loop drawdowns, one fast webhook endpoint', BURST_CONNECTIONS, { perSecond: rateWith, cpuUs: serverWith * 1000 });
+  }
   return [
     `(ecost) without endpoints: ${fmt(cpuWithout * 1000)} µs CPU per drawdown, ${rateWithout.toFixed(0)} drawdowns/s; ` +
-      `with one: ${fmt(cpuWith * 1000)} µs, ${rateWith.toFixed(0)}/s (medians of ${COST_ROUNDS} alternated rounds)`,
+      `with one: ${fmt(cpuWith * 1000)} µs, ${rateWith.toFixed(0)}/s (medians of ${rounds} alternated rounds)`,
+    `(ecost) PostgreSQL (all its processes): ${fmt(serverWithout * 1000)} µs CPU per drawdown without, ${fmt(serverWith * 1000)} µs with`,
     `(ecost) ${(moreCpu * 100).toFixed(1)}% more CPU (target ≤ 15% ${moreCpu <= 0.15 ? '✓' : '✗'}), ${(lessRate * 100).toFixed(1)}% less throughput (target ≤ 10% ${lessRate <= 0.1 ? '✓' : '✗'})`,
   ];
 }

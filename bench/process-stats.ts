@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { Queryable } from '../src/store/store.js';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on every Linux build this runs on). */
 const TICKS_PER_SECOND = 100;
@@ -21,4 +22,24 @@ export async function peakRssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const match = /VmHWM:\s+(\d+) kB/.exec(status);
   return match?.[1] ? Number(match[1]) / 1024 : NaN;
+}
+
+/**
+ * CPU time the database server's processes have used so far, in seconds:
+ * every process pg_stat_activity lists (backends, the checkpointer, the
+ * WAL writer…), read from /proc. NaN when the server does not run on this
+ * machine (its pids are not local `postgres` processes).
+ */
+export async function databaseServerCpuSeconds(db: Queryable): Promise<number> {
+  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity');
+  let total = 0;
+  let local = 0;
+  for (const { pid } of rows) {
+    // A backend that exited since the list was read used nothing more.
+    const command = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
+    if (command.trim() !== 'postgres') continue;
+    local += 1;
+    total += await processCpuSeconds(pid).catch(() => 0);
+  }
+  return local > rows.length / 2 ? total : Number.NaN;
 }

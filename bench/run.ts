@@ -19,7 +19,7 @@
  * CPU per request is what belongs to the service alone on a shared machine:
  * req/s and latency move with whatever else runs, CPU time per request much
  * less. `--rounds N` measures each read row's service and bare handler N
- * times, alternately, and reports each figure's median (requests and
+ * times (ecost: without and with an endpoint, at least 2), alternately, and reports each figure's median (requests and
  * failures summed): on a machine whose speed drifts from minute to minute, a
  * single service run followed by a single bare run can land on either side
  * of the drift, and their ratio with it. `--profile DIR` starts both processes with `node --cpu-prof` and
@@ -177,7 +177,8 @@ async function main(): Promise<void> {
   }
   const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
   if (wanted?.every(isEvents)) {
-    process.stdout.write(`${(await runEventScenarios(wanted, log, args['log-level'], profileDir && path.join(profileDir, 'service'))).join('\n')}\n`);
+    const options = { logLevel: args['log-level'], profileDir: profileDir && path.join(profileDir, 'service'), rounds };
+    process.stdout.write(`${(await runEventScenarios(wanted, log, options)).join('\n')}\n`);
     return;
   }
   const isBurst = (id: string) => (BURST_SCENARIO_IDS as readonly string[]).includes(id);
