@@ -46,6 +46,9 @@ export class EventPublisher {
     this.waiting.add(orgId);
     this.running ??= this.drain().finally(() => {
       this.running = undefined;
+      // An organization named after the drain's last look at `waiting` but before this: its turn is now.
+      const [late] = this.waiting;
+      if (late !== undefined) this.notify(late);
     });
   }
 

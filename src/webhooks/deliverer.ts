@@ -146,6 +146,8 @@ export class Deliverer {
     }
     this.round = this.rounds().finally(() => {
       this.round = undefined;
+      // A wake that came after the rounds' last look at `again` but before this: its round is now.
+      if (this.again) this.runRound();
     });
   }
 
