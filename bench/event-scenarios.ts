@@ -12,7 +12,8 @@
  *   never answers) beside the fast one: the fast one's lag p99 and the
  *   writes' p99 beside e1's.
  * - ecost: closed-loop drawdowns (32 connections, 10 s) with no endpoint and
- *   with one fast endpoint, alternated (2 rounds, or `--rounds N`): the
+ *   with one fast endpoint, alternated (2 rounds, or `--rounds N`, after an
+ *   unmeasured one of 3 s each): the
  *   service's CPU per drawdown and its throughput, A/B in one invocation,
  *   and the database server's CPU beside them. Targets: ≤ 15% more CPU, ≤ 10% less throughput.
  *
@@ -41,6 +42,7 @@ const BURST_WRITES = 6000;
 const BURST_CONNECTIONS = 32;
 const COST_SECONDS = 10;
 const COST_ROUNDS = 2;
+const COST_WARMUP_SECONDS = 3;
 /** After the last write, how long the receiver may stay silent before its count is final. */
 const SETTLE_MS = 3000;
 
@@ -192,13 +194,21 @@ interface CostContext {
  */
 async function costOfEvents(service: RunningService, keys: Keys, { log, row, vacuum, serverCpuSeconds, rounds }: CostContext): Promise<string[]> {
   const runs: Record<'without' | 'with', { cpuMs: number; serverCpuMs: number; perSecond: number }[]> = { without: [], with: [] };
-  for (let round = 0; round < rounds; round += 1) {
+  // Round 0 is not measured: a service just started compiles its hot paths during it (a median of two rounds
+  // was the mean of a cold one and a warm one).
+  for (let round = 0; round <= rounds; round += 1) {
     for (const variant of ['without', 'with'] as const) {
       const fast = variant === 'with' ? await fastReceiver() : undefined;
       const endpoint = fast ? await createEndpoint(service.url, keys, fast.url) : undefined;
       try {
+        if (round === 0) {
+          log(`(ecost) warm-up: ${BURST_CONNECTIONS} connections for ${COST_WARMUP_SECONDS} s, ${variant} an endpoint, not measured`);
+          await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { seconds: COST_WARMUP_SECONDS });
+          if (fast) await settle(fast);
+          continue;
+        }
         await vacuum();
-        log(`(ecost) round ${round + 1}: ${BURST_CONNECTIONS} connections for ${COST_SECONDS} s, ${variant} an endpoint`);
+        log(`(ecost) round ${round}: ${BURST_CONNECTIONS} connections for ${COST_SECONDS} s, ${variant} an endpoint`);
         const cpuBefore = await service.cpuSeconds();
         const serverBefore = await serverCpuSeconds();
         const done = await closedLoopWrites(service.url, keys, BURST_CONNECTIONS, { seconds: COST_SECONDS });
