@@ -24,9 +24,12 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { createApiKey } from '../src/auth/api-keys.js';
 import type { KeyScope } from '../src/auth/key-scope.js';
+import { requireOrganization } from '../src/organizations/organizations.js';
 import { migrate } from '../src/store/migrate.js';
+import { deleteEndpoint as deleteWebhookEndpoint, listEndpoints, MAX_ENDPOINTS_PER_ORGANIZATION } from '../src/webhooks/webhook-endpoints.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { benchDatabaseUrl, vacuumWrittenTables } from './database.js';
+import { publishBacklog } from './load.js';
 import { databaseServerCpuSeconds } from './process-stats.js';
 import { writeBenchRecord, type MeasuredRow } from './results-record.js';
 import { percentile } from './burst-client.js';
@@ -79,7 +82,7 @@ export interface EventScenarioOptions {
 
 export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, { logLevel, profileDir, rounds }: EventScenarioOptions): Promise<string[]> {
   const databaseUrl = await benchDatabaseUrl();
-  const keys = await prepare(databaseUrl);
+  const keys = await prepare(databaseUrl, log);
   const service = await startService({
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_PER_MINUTE: '0',
@@ -247,16 +250,32 @@ async function costOfEvents(service: RunningService, keys: Keys, { log, row, vac
   ];
 }
 
-async function prepare(databaseUrl: string): Promise<Keys> {
+async function prepare(databaseUrl: string, log: (line: string) => void): Promise<Keys> {
   const store = new PostgresStore(databaseUrl, { poolSize: 2 });
   try {
     await migrate(store);
+    // The node started next would otherwise publish the dataset's events during the first measurements.
+    await publishBacklog(store, log);
     await ensureWriteLimits(store);
+    await deleteLeftEndpoints(store, log);
     const key = async (scope: string) => (await createApiKey(store, WRITES_ORG_UID, undefined, scope as KeyScope)).key;
     return { write: basic(await key('write')), webhooks: basic(await key('webhooks')) };
   } finally {
     await store.close();
   }
+}
+
+/**
+ * A run stopped before its `finally` (killed, or failed mid-scenario) leaves
+ * its endpoint behind, sealed under that run's WEBHOOK_SECRET_KEY: every
+ * later drawdown would add a delivery to it that this run's service cannot
+ * sign, fails and retries beside the measured ones. They go first.
+ */
+async function deleteLeftEndpoints(store: PostgresStore, log: (line: string) => void): Promise<void> {
+  const org = await requireOrganization(store, WRITES_ORG_UID);
+  const { items } = await listEndpoints(store, org.id, 0, MAX_ENDPOINTS_PER_ORGANIZATION);
+  for (const endpoint of items) await deleteWebhookEndpoint(store, org.id, endpoint.id);
+  if (items.length > 0) log(`deleted ${items.length} webhook endpoint(s) an earlier run left behind`);
 }
 
 async function createEndpoint(baseUrl: string, keys: Keys, url: string): Promise<string> {
