@@ -26,6 +26,8 @@ export interface ClaimedDelivery {
   readonly orgId: string;
   readonly deliveryId: string;
   readonly endpointId: string;
+  /** The event's row (its key in the log; the recording finds the delivery by both). */
+  readonly eventId: string;
   /** The number of this attempt (1 = the first). */
   readonly attempt: number;
   readonly url: string;
@@ -89,10 +91,10 @@ const CLAIM = `WITH room AS (
        SET claimed_until = now() + $5::int * interval '1 millisecond', claimed_by = $6, updated_at = now()
       FROM chosen c, events e, webhook_endpoints w
      WHERE d.org_id = $1 AND d.id = c.id AND e.org_id = $1 AND e.id = d.event_id AND w.org_id = $1 AND w.id = d.endpoint_id
-    RETURNING d.id, d.endpoint_id, d.attempts, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at,
+    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at,
               e.uid, e.type, e.object_uid, e.data_object, e.previous_attributes, e.request_id, e.idempotency_key, e.import_id, e.created_at
   )
-  SELECT id::text AS delivery_id, endpoint_id::text AS endpoint_id, attempts + 1 AS attempt,
+  SELECT id::text AS delivery_id, endpoint_id::text AS endpoint_id, event_id::text AS event_id, attempts + 1 AS attempt,
          url, secret_ciphertext, previous_secret_ciphertext,
          to_char(previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
          uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id,
@@ -101,7 +103,7 @@ const CLAIM = `WITH room AS (
     FROM claimed`;
 
 type ClaimRow = EndpointSecretsRow &
-  EventRow & { delivery_id: string; endpoint_id: string; attempt: number; url: string; published_at_ms: number | string };
+  EventRow & { delivery_id: string; endpoint_id: string; event_id: string; attempt: number; url: string; published_at_ms: number | string };
 
 export async function organizationsWithDueDeliveries(db: Queryable, limit = 1000): Promise<string[]> {
   const rows = await db.query<{ org_id: string }>(ORGANIZATIONS_WITH_DUE_WORK, [limit]);
@@ -124,6 +126,7 @@ export async function claimDueDeliveries(store: Store, orgId: string, limits: Cl
     orgId,
     deliveryId: row.delivery_id,
     endpointId: row.endpoint_id,
+    eventId: row.event_id,
     attempt: Number(row.attempt),
     url: row.url,
     endpoint: {

@@ -11,19 +11,34 @@ export interface RecordedAttempt {
   readonly endpointDisabled: boolean;
 }
 
+/*
+ * PENDING_BY_KEY. A recording names its deliveries by both keys the
+ * indexes offer (id; event id), and "still pending" is written
+ * `state <> ALL ('{delivered,failed,cancelled}')` (the same, by the table's
+ * CHECK), not `state = 'pending'`, which would let the planner read the
+ * organization's pending deliveries through the partial indexes. With
+ * statistics taken before a backlog built up (the moment deliveries fall
+ * behind), it did, or read all of the organization's deliveries through
+ * (org_id, event_id): every recording scanned the backlog (10 ms for 25
+ * deliveries behind 20,000), so the further behind, the slower each
+ * recording. Now every index it can use is a probe per delivery, unless the
+ * statistics predate the organization's first deliveries altogether.
+ */
+
 /**
  * The delivery after its attempt: delivered on success (whoever holds the
  * claim: the receiver has it); otherwise, while this node's claim is still
  * its own, pending again at `$7` (null: given up, `failed`), or `cancelled`
  * when its endpoint was deleted or disabled meanwhile. The claim is
- * released. Then the attempt row, kept while the endpoint exists, with the
+ * released (the delivery found by its key, `state <> ALL (…)` meaning
+ * pending: see PENDING_BY_KEY). Then the attempt row, kept while the endpoint exists, with the
  * next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok
  * (0/1), $6 event uid, $7 next attempt (timestamptz) or null, $8 attempt,
- * $9 status, $10 duration ms, $11 error, $12 response body. The next
+ * $9 status, $10 duration ms, $11 error, $12 response body, $13 event id. The next
  * attempt's time is the node's clock plus the delay: on Citus an UPDATE of a
  * sharded table may not compute it in a CASE.
  */
-const RECORD_ATTEMPT = `WITH endpoint AS (
+export const RECORD_ATTEMPT = `WITH endpoint AS (
     SELECT id, disabled FROM webhook_endpoints WHERE org_id = $1 AND id = $2
   ), delivery AS (
     UPDATE webhook_deliveries d
@@ -34,7 +49,7 @@ const RECORD_ATTEMPT = `WITH endpoint AS (
            next_attempt_at = CASE WHEN $5::int = 0 AND $7::timestamptz IS NOT NULL AND EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled)
                                   THEN $7::timestamptz ELSE d.next_attempt_at END,
            claimed_until = NULL, claimed_by = NULL, updated_at = now()
-     WHERE d.org_id = $1 AND d.id = $3 AND d.state = 'pending' AND ($5::int = 1 OR d.claimed_by = $4)
+     WHERE d.org_id = $1 AND d.id = $3 AND d.event_id = $13 AND d.state <> ALL ('{delivered,failed,cancelled}'::text[]) AND ($5::int = 1 OR d.claimed_by = $4)
     RETURNING d.state, d.next_attempt_at
   ), attempt AS (
     INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
@@ -50,18 +65,19 @@ const RECORD_ATTEMPT = `WITH endpoint AS (
  * cost, and at hundreds of deliveries a second nearly every attempt
  * succeeds. $1 org, then arrays in one order: $2 endpoints, $3 deliveries,
  * $4 event uids, $5 attempts, $6 statuses, $7 durations ms, $8 response
- * bodies. A row per attempt: its delivery, and whether this recorded it
+ * bodies, $9 event ids. A row per attempt: its delivery, and whether this recorded it
  * (false: it was no longer pending; 'not_ours'). Joins, not correlated
- * subqueries: Citus plans none over a CTE.
+ * subqueries: Citus plans none over a CTE. The deliveries by their keys
+ * (PENDING_BY_KEY).
  */
-const RECORD_DELIVERED = `WITH attempted AS (
+export const RECORD_DELIVERED = `WITH attempted AS (
     SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::int[], $6::int[], $7::int[], $8::text[])
       AS a(endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, response_body)
   ), delivery AS (
     UPDATE webhook_deliveries d
        SET state = 'delivered', attempts = d.attempts + 1, claimed_until = NULL, claimed_by = NULL, updated_at = now()
-      FROM attempted a
-     WHERE d.org_id = $1 AND d.id = a.delivery_id AND d.state = 'pending'
+     WHERE d.org_id = $1 AND d.id = ANY ($3::bigint[]) AND d.event_id = ANY ($9::bigint[])
+       AND d.state <> ALL ('{delivered,failed,cancelled}'::text[])
     RETURNING d.id
   ), attempt AS (
     INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
@@ -185,6 +201,7 @@ function successStep(orgId: string, delivered: readonly AttemptToRecord[], clear
       column(({ result }) => result.status),
       column(({ result }) => result.durationMs),
       column(({ result }) => (result.responseBody === '' ? null : withoutNul(result.responseBody))),
+      column(({ claim }) => claim.eventId),
     ],
   };
   return {
@@ -228,6 +245,7 @@ function recordStatement(claim: ClaimedDelivery, result: AttemptResult, options:
       result.durationMs,
       result.error === null ? null : withoutNul(result.error),
       result.responseBody === '' ? null : withoutNul(result.responseBody),
+      claim.eventId,
     ],
   };
 }
