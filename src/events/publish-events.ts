@@ -88,11 +88,11 @@ export async function organizationsWithPendingEvents(db: Queryable, limit = 1000
   return rows.map((row) => row.org_id);
 }
 
-/** Publishes everything the organization's outbox holds that can be published now (a CLI command after its write, a test). */
-export async function publishAllEvents(store: Store, orgId: string): Promise<number> {
+/** Publishes everything the organization's outbox holds that can be published now (a CLI command after its write, a test, the bench's load). */
+export async function publishAllEvents(store: Store, orgId: string, max = MAX_EVENTS_PER_PUBLICATION): Promise<number> {
   let total = 0;
   for (;;) {
-    const publication = await publishEvents(store, orgId);
+    const publication = await publishEvents(store, orgId, max);
     total += publication.published;
     if (!publication.more || publication.published === 0) return total;
   }

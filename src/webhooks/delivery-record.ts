@@ -30,9 +30,9 @@ export interface RecordedAttempt {
  * claim: the receiver has it); otherwise, while this node's claim is still
  * its own, pending again at `$7` (null: given up, `failed`), or `cancelled`
  * when its endpoint was deleted or disabled meanwhile. The claim is
- * released (the delivery found by its key, `state <> ALL (…)` meaning
- * pending: see PENDING_BY_KEY). Then the attempt row, kept while the endpoint exists, with the
- * next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok
+ * released (the delivery found by its keys, `state <> ALL (…)` meaning
+ * pending: see PENDING_BY_KEY). Then the attempt row, kept while the
+ * endpoint exists, with the next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok
  * (0/1), $6 event uid, $7 next attempt (timestamptz) or null, $8 attempt,
  * $9 status, $10 duration ms, $11 error, $12 response body, $13 event id. The next
  * attempt's time is the node's clock plus the delay: on Citus an UPDATE of a
@@ -65,8 +65,8 @@ export const RECORD_ATTEMPT = `WITH endpoint AS (
  * cost, and at hundreds of deliveries a second nearly every attempt
  * succeeds. $1 org, then arrays in one order: $2 endpoints, $3 deliveries,
  * $4 event uids, $5 attempts, $6 statuses, $7 durations ms, $8 response
- * bodies, $9 event ids. A row per attempt: its delivery, and whether this recorded it
- * (false: it was no longer pending; 'not_ours'). Joins, not correlated
+ * bodies, $9 event ids. A row per attempt: its delivery, and whether this
+ * recorded it (false: it was no longer pending; 'not_ours'). Joins, not correlated
  * subqueries: Citus plans none over a CTE. The deliveries by their keys
  * (PENDING_BY_KEY).
  */
