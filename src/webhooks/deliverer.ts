@@ -87,6 +87,8 @@ export class Deliverer {
   private readonly inFlightByOrganization = new Map<string, number>();
   /** Organizations this node knows have work: events published here, attempts just ended, a claim that got all it asked. */
   private readonly known = new Set<string>();
+  /** Organizations named (a wake, an attempt that ended) since their last claim began: that claim's snapshot may predate the work. */
+  private readonly namedSinceClaim = new Set<string>();
   /** The next round asks the database which organizations have due work. */
   private discover = true;
   private readonly agents: EndpointAgents;
@@ -133,7 +135,7 @@ export class Deliverer {
    */
   wake(orgId?: string): void {
     if (orgId === undefined) this.discover = true;
-    else this.known.add(orgId);
+    else this.hasWork(orgId);
     this.runRound();
   }
 
@@ -208,6 +210,7 @@ export class Deliverer {
         if (this.room() <= 0 || this.stopped) break;
         const max = Math.min(this.settings.claimsPerTurn, this.room(), this.organizationRoom(orgId));
         if (max <= 0) continue;
+        this.namedSinceClaim.delete(orgId);
         const claims = await claimDueDeliveries(this.store, orgId, {
           nodeId: this.settings.nodeId,
           claimMs: this.settings.claimMs,
@@ -215,12 +218,18 @@ export class Deliverer {
           perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
         });
         for (const claim of claims) this.launch(claim);
-        // Fewer than asked: nothing more it can send now. An attempt of its that ends, a publication or the poll brings it back.
+        // Fewer than asked: nothing more it can send now. An attempt of its that ends, a publication or the poll brings it
+        // back — unless one of those came during the claim: its work may be newer than the claim saw.
         if (claims.length === max) more.push(orgId);
-        else this.known.delete(orgId);
+        else if (!this.namedSinceClaim.has(orgId)) this.known.delete(orgId);
       }
       waiting = more;
     }
+  }
+
+  private hasWork(orgId: string): void {
+    this.known.add(orgId);
+    this.namedSinceClaim.add(orgId);
   }
 
   private organizationRoom(orgId: string): number {
@@ -249,7 +258,7 @@ export class Deliverer {
       this.countInFlight(claim.orgId, -1);
       // A slot is free (and the endpoint has room again). On a running node, the slots freed
       // within a few milliseconds are claimed again together: one claim for many deliveries.
-      this.known.add(claim.orgId);
+      this.hasWork(claim.orgId);
       if (this.timer === undefined) this.runRound();
       else
         this.wakeTimer ??= setTimeout(() => {
