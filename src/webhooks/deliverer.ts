@@ -217,7 +217,16 @@ export class Deliverer {
           max,
           perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
         });
-        for (const claim of claims) this.launch(claim);
+        // A claim's deliveries to one endpoint were joined to the same row of it: its secrets are opened once per claim
+        // (AES-GCM, about 5 µs each). Every launch signs before its first await; nothing keeps them after the loop.
+        const opened = new Map<string, readonly string[]>();
+        const secretsOf = (claim: ClaimedDelivery) => {
+          let secrets = opened.get(claim.endpointId);
+          if (secrets === undefined) opened.set(claim.endpointId, (secrets = this.options.secretsOf(claim.endpoint)));
+          return secrets;
+        };
+        for (const claim of claims) this.launch(claim, secretsOf);
+        opened.clear();
         // Fewer than asked: nothing more it can send now. An attempt of its that ends, a publication or the poll brings it
         // back — unless one of those came during the claim: its work may be newer than the claim saw.
         if (claims.length === max) more.push(orgId);
@@ -251,9 +260,9 @@ export class Deliverer {
     return ordered;
   }
 
-  private launch(claim: ClaimedDelivery): void {
+  private launch(claim: ClaimedDelivery, secretsOf: (claim: ClaimedDelivery) => readonly string[]): void {
     this.countInFlight(claim.orgId, 1);
-    const attempt = this.attempt(claim).finally(() => {
+    const attempt = this.attempt(claim, secretsOf).finally(() => {
       this.attempts.delete(attempt);
       this.countInFlight(claim.orgId, -1);
       // A slot is free (and the endpoint has room again). On a running node, the slots freed
@@ -269,8 +278,8 @@ export class Deliverer {
     this.attempts.add(attempt);
   }
 
-  private async attempt(claim: ClaimedDelivery): Promise<void> {
-    const result = await this.send(claim);
+  private async attempt(claim: ClaimedDelivery, secretsOf: (claim: ClaimedDelivery) => readonly string[]): Promise<void> {
+    const result = await this.send(claim, secretsOf);
     const answeredAtMs = Date.now();
     if (this.stopped) return;
     this.windows.answered(claim.endpointId, result);
@@ -292,13 +301,13 @@ export class Deliverer {
     }
   }
 
-  private async send(claim: ClaimedDelivery): Promise<AttemptResult> {
+  private async send(claim: ClaimedDelivery, secretsOf: (claim: ClaimedDelivery) => readonly string[]): Promise<AttemptResult> {
     let headers: Record<string, string>;
     let body: string;
     try {
       body = JSON.stringify(this.options.renderEvent(claim.event));
       const timestamp = Math.floor(Date.now() / 1000);
-      const signature = signPayload({ id: claim.event.uid, timestamp, body }, this.options.secretsOf(claim.endpoint));
+      const signature = signPayload({ id: claim.event.uid, timestamp, body }, secretsOf(claim));
       headers = { 'webhook-id': claim.event.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
     } catch (error) {
       // Never the message: it could quote what it failed to open.

@@ -8,13 +8,17 @@ export interface EndpointSecretsRow {
   readonly previous_secret_expires_at: string | null;
 }
 
-/** An event as the log holds it, timestamps as RFC 3339 UTC text with microseconds. */
+/**
+ * An event as the log holds it, timestamps as RFC 3339 UTC text with
+ * microseconds, the stored columns as their JSON text: rendering parses
+ * them once (jsonb parsed by the driver would be written back to text first).
+ */
 export interface EventRow {
   readonly uid: string;
   readonly type: string;
   readonly object_uid: string;
-  readonly data_object: Record<string, unknown>;
-  readonly previous_attributes: Record<string, unknown> | null;
+  readonly data_object: string;
+  readonly previous_attributes: string | null;
   readonly request_id: string | null;
   readonly idempotency_key: string | null;
   readonly import_id: string | null;
@@ -97,7 +101,7 @@ const CLAIM = `WITH room AS (
   SELECT id::text AS delivery_id, endpoint_id::text AS endpoint_id, event_id::text AS event_id, attempts + 1 AS attempt,
          url, secret_ciphertext, previous_secret_ciphertext,
          to_char(previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
-         uid, type, object_uid, data_object, previous_attributes, request_id, idempotency_key, import_id,
+         uid, type, object_uid, data_object::text AS data_object, previous_attributes::text AS previous_attributes, request_id, idempotency_key, import_id,
          to_char(created_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS created_at,
          (extract(epoch FROM created_at) * 1000)::float8 AS published_at_ms
     FROM claimed`;

@@ -58,6 +58,37 @@ describeEachStore('the webhook deliverer', (store) => {
     expect(attempt).toMatchObject({ event_uid: verified.id, attempt: 1, status_code: 200, error: null, next_in_seconds: null, response_body: '{"seen":true}' });
   });
 
+  it('signs each endpoint’s deliveries of one claim with its own secret, every body (previous_attributes too) as GET renders it', async () => {
+    const limit = await newLimit();
+    await publishAllEvents(store(), writer().org.id);
+    const [first, second] = [await receiver(() => 200), await receiver(() => 200)];
+    const endpoints = [
+      await insertEndpoint(store(), writer().org.id, `http://127.0.0.1:${first.port}/hook`),
+      await insertEndpoint(store(), writer().org.id, `http://127.0.0.1:${second.port}/hook`),
+    ];
+    for (const amount of ['25.00', '30.00']) {
+      expect((await postEntry(app(), 'drawdown', limit, { amount }, { authorization: writer().authorization })).statusCode).toBe(201);
+    }
+    await publishAllEvents(store(), writer().org.id);
+    await newDeliverer(store()).deliverDue();
+
+    for (const [index, hits] of [first, second].entries()) {
+      // Two drawdowns: each a ledger_entry.created and a credit_limit.updated, all four claimed at once.
+      expect(hits.requests).toHaveLength(4);
+      for (const request of hits.requests) {
+        const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
+        const verified = new Webhook(endpoints[index]!.secret).verify(request.body, headers) as { id: string };
+        expect(() => new Webhook(endpoints[1 - index]!.secret).verify(request.body, headers)).toThrow();
+        const shown = await app().inject({ url: `/api/events/${verified.id}/`, headers: { authorization: writer().authorization } });
+        expect(request.body).toBe(shown.body);
+      }
+      const types = hits.requests.map((request) => (JSON.parse(request.body) as { type: string }).type).sort();
+      expect(types).toEqual(['credit_limit.updated', 'credit_limit.updated', 'ledger_entry.created', 'ledger_entry.created']);
+      const updated = hits.requests.map((request) => JSON.parse(request.body) as { type: string; data: { previous_attributes?: Record<string, unknown> } });
+      for (const event of updated.filter((e) => e.type === 'credit_limit.updated')) expect(event.data.previous_attributes).toHaveProperty('outstanding');
+    }
+  });
+
   it('records a 500, schedules the next attempt per the retry schedule, and delivers on that later attempt', async () => {
     const limit = await newLimit();
     await publishAllEvents(store(), writer().org.id);

@@ -48,6 +48,15 @@ describe('blockedCategory', () => {
   it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('%s is public', (address) => {
     expect(blockedCategory(address)).toBeNull();
   });
+
+  it('answers the same for an address asked again, before and after thousands of others were asked', () => {
+    const asked = ['127.0.0.1', '10.0.0.1', '8.8.8.8', '169.254.169.254', '::ffff:127.0.0.1'];
+    const first = asked.map((address) => blockedCategory(address));
+    expect(first).toEqual(['loopback', 'private', null, 'cloud metadata', 'loopback']);
+    for (let i = 0; i < 10_000; i += 1) expect(blockedCategory(`11.${(i >> 8) & 255}.${i & 255}.1`)).toBeNull();
+    expect(asked.map((address) => blockedCategory(address))).toEqual(first);
+    expect(blockedCategory('127.0.0.2')).toBe('loopback');
+  });
 });
 
 describe('checkWebhookUrl', () => {
