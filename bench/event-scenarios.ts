@@ -11,32 +11,35 @@
  * - e2: the same paced writes with a black-holed endpoint (accepts TCP,
  *   never answers) beside the fast one: the fast one's lag p99 and the
  *   writes' p99 beside e1's.
+ * - edeliver (bench/delivery-cost.ts): CPU per delivery of one deliverer draining
+ *   a backlog, no writes beside it.
  * - ecost: closed-loop drawdowns (32 connections, 10 s) with no endpoint and
  *   with one fast endpoint, alternated (2 rounds, or `--rounds N`, after an
  *   unmeasured one of 3 s each): the
  *   service's CPU per drawdown and its throughput, A/B in one invocation,
  *   and the database server's CPU beside them. Targets: ≤ 15% more CPU, ≤ 10% less throughput.
  *
- *   npm run bench -- --only e1,e2,ecost        (DATABASE_URL=postgres://… or the local `lending_bench`)
+ *   npm run bench -- --only e1,e2,ecost,edeliver   (DATABASE_URL=postgres://… or the local `lending_bench`)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { createApiKey } from '../src/auth/api-keys.js';
 import type { KeyScope } from '../src/auth/key-scope.js';
-import { requireOrganization } from '../src/organizations/organizations.js';
+import { findOrganization } from '../src/organizations/organizations.js';
 import { migrate } from '../src/store/migrate.js';
 import { deleteEndpoint as deleteWebhookEndpoint, listEndpoints, MAX_ENDPOINTS_PER_ORGANIZATION } from '../src/webhooks/webhook-endpoints.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { benchDatabaseUrl, vacuumWrittenTables } from './database.js';
 import { publishBacklog } from './load.js';
+import { deliveryCost, DELIVERIES_ORG_UID } from './delivery-cost.js';
 import { databaseServerCpuSeconds } from './process-stats.js';
 import { writeBenchRecord, type MeasuredRow } from './results-record.js';
 import { percentile } from './burst-client.js';
 import { startService, type RunningService } from './service.js';
 import { ensureWriteLimits, SPREAD_LIMITS, WRITES_ORG_UID } from './write-scenarios.js';
 
-export const EVENT_SCENARIO_IDS = ['e1', 'e2', 'ecost'] as const;
+export const EVENT_SCENARIO_IDS = ['e1', 'e2', 'ecost', 'edeliver'] as const;
 
 const PACED_PER_SECOND = 500;
 const PACED_SECONDS = 20;
@@ -92,7 +95,8 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
     LOG_LEVEL: logLevel,
   }, { profileDir });
   // Each measurement starts without the dead rows of the ones before it (bench/database.ts).
-  const vacuumStore = new PostgresStore(databaseUrl, { poolSize: 1 });
+  // Also edeliver's store: its deliverer's pool, as large as a service's.
+  const vacuumStore = new PostgresStore(databaseUrl, { poolSize: 10 });
   const vacuum = async () => {
     log('VACUUM of the tables the writes grow');
     await vacuumWrittenTables(vacuumStore);
@@ -175,6 +179,15 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
     if (wanted.includes('ecost')) lines.push(...(await costOfEvents(service, keys, { log, row, vacuum, serverCpuSeconds, rounds: Math.max(rounds, COST_ROUNDS) })));
   } finally {
     await service.stop();
+  }
+  try {
+    // With the service stopped: its deliverer would take these deliveries (and could not sign them).
+    if (wanted.includes('edeliver')) {
+      const cost = await deliveryCost(vacuumStore, log);
+      row('edeliver', `CPU per webhook delivery, ${cost.deliveries} drained by one deliverer, no writes`, 0, { perSecond: cost.perSecond, cpuUs: cost.cpuUsPerDelivery });
+      lines.push(`(edeliver) ${cost.deliveries} deliveries: ${fmt(cost.cpuUsPerDelivery)} µs CPU each (claims and recordings included), ${cost.perSecond.toFixed(0)}/s`);
+    }
+  } finally {
     await vacuumStore.close();
   }
   lines.push(`record of this run: ${await writeBenchRecord({ rows, database: 'PostgreSQL (DATABASE_URL or the local lending_bench)', peakRssMiB: { service: NaN, bare: NaN } })}`);
@@ -272,10 +285,13 @@ async function prepare(databaseUrl: string, log: (line: string) => void): Promis
  * sign, fails and retries beside the measured ones. They go first.
  */
 async function deleteLeftEndpoints(store: PostgresStore, log: (line: string) => void): Promise<void> {
-  const org = await requireOrganization(store, WRITES_ORG_UID);
-  const { items } = await listEndpoints(store, org.id, 0, MAX_ENDPOINTS_PER_ORGANIZATION);
-  for (const endpoint of items) await deleteWebhookEndpoint(store, org.id, endpoint.id);
-  if (items.length > 0) log(`deleted ${items.length} webhook endpoint(s) an earlier run left behind`);
+  for (const uid of [WRITES_ORG_UID, DELIVERIES_ORG_UID]) {
+    const org = await findOrganization(store, uid);
+    if (!org) continue;
+    const { items } = await listEndpoints(store, org.id, 0, MAX_ENDPOINTS_PER_ORGANIZATION);
+    for (const endpoint of items) await deleteWebhookEndpoint(store, org.id, endpoint.id);
+    if (items.length > 0) log(`deleted ${items.length} webhook endpoint(s) of ${uid} an earlier run left behind`);
+  }
 }
 
 async function createEndpoint(baseUrl: string, keys: Keys, url: string): Promise<string> {

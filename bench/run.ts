@@ -31,7 +31,7 @@
  * takes about 15 µs of CPU per request, autocannon about 50 µs, on the same
  * cores as the service and PostgreSQL. The table's first line names the one used.
  *
- * `--only e1,e2,ecost` runs the event and webhook scenarios alone
+ * `--only e1,e2,ecost,edeliver` runs the event and webhook scenarios alone
  * (`bench/event-scenarios.ts`).
  *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip

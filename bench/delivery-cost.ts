@@ -1,0 +1,114 @@
+/**
+ * edeliver: what one webhook delivery costs the node that makes it, apart
+ * from the writes that make events: DELIVERY_COST_EVENTS `entity.created`
+ * events (imported into an organization of their own) wait for one endpoint,
+ * then one deliverer, configured as a `serve` node runs it (nodeDeliverer:
+ * its defaults, its metrics), drains them to a receiver in a child process.
+ * The figure is this process's CPU (user + system) per delivery, claims and
+ * recordings included, and the deliveries per second. ecost's drawdown makes
+ * two events: two of these.
+ *
+ *   npm run bench -- --only edeliver        (DATABASE_URL=postgres://… or the local `lending_bench`)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { renderDeliveredEvent } from '../src/events/event-body.js';
+import { publishAllEvents } from '../src/events/publish-events.js';
+import { importJsonl } from '../src/import/index.js';
+import { createLogger } from '../src/logger.js';
+import { nodeDeliverer } from '../src/node-deliverer.js';
+import { createOrganization, findOrganization } from '../src/organizations/organizations.js';
+import type { PostgresStore } from '../src/store/postgres-store.js';
+import { createEndpoint, deleteEndpoint, listEndpoints, MAX_ENDPOINTS_PER_ORGANIZATION } from '../src/webhooks/webhook-endpoints.js';
+import { SecretBox } from '../src/webhooks/secret-box.js';
+import { vacuumWrittenTables } from './database.js';
+
+const DELIVERY_COST_EVENTS = 40_000;
+export const DELIVERIES_ORG_UID = 'bench_deliveries';
+const DRAIN_TIMEOUT_MS = 300_000;
+
+/** A receiver answering 204 to every POST, in a process of its own so that its CPU is not counted. */
+const RECEIVER_SOURCE = `
+const http = require('node:http');
+let received = 0;
+const server = http.createServer((request, response) => { request.resume(); request.on('end', () => { received += 1; response.writeHead(204).end(); }); });
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+process.stdin.on('data', () => process.stdout.write(received + '\\n'));
+`;
+
+export interface DeliveryCost {
+  readonly deliveries: number;
+  readonly cpuUsPerDelivery: number;
+  readonly perSecond: number;
+}
+
+export async function deliveryCost(store: PostgresStore, log: (line: string) => void): Promise<DeliveryCost> {
+  const org = (await findOrganization(store, DELIVERIES_ORG_UID)) ?? (await createOrganization(store, 'Bench deliveries', DELIVERIES_ORG_UID));
+  const { items } = await listEndpoints(store, org.id, 0, MAX_ENDPOINTS_PER_ORGANIZATION);
+  for (const left of items) await deleteEndpoint(store, org.id, left.id);
+  // Each run drains a backlog of the same size from tables of the same size: the last run's deliveries go.
+  await store.query('DELETE FROM webhook_attempts WHERE org_id = $1', [org.id]);
+  await store.query('DELETE FROM webhook_deliveries WHERE org_id = $1', [org.id]);
+  const receiver = await startReceiver();
+  const box = SecretBox.fromKey(randomBytes(32));
+  const { endpoint } = await createEndpoint(store, org.id, { url: `http://127.0.0.1:${receiver.port}/hook`, description: 'bench', enabledEvents: ['*'] }, box);
+  try {
+    log(`(edeliver) importing ${DELIVERY_COST_EVENTS} entities into ${DELIVERIES_ORG_UID} and publishing their events`);
+    // New uids each run: a re-import that changes nothing makes no events.
+    const run = randomBytes(4).toString('hex');
+    const lines = Array.from({ length: DELIVERY_COST_EVENTS }, (_, i) => `${JSON.stringify({ object: 'entity', uid: `ent_bd_${run}_${i}`, name: `Borrower ${i}`, country: 'US' })}\n`);
+    await importJsonl(store, DELIVERIES_ORG_UID, Readable.from(lines));
+    await publishAllEvents(store, org.id, 5000);
+    const pending = async () => Number((await store.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_deliveries WHERE org_id = $1 AND state = 'pending'`, [org.id]))[0]?.n);
+    const due = await pending();
+    if (due !== DELIVERY_COST_EVENTS) throw new Error(`(edeliver) expected ${DELIVERY_COST_EVENTS} pending deliveries, found ${due}`);
+    // Statistics that know the backlog, and no dead rows of earlier runs (autovacuum may be off or behind).
+    await vacuumWrittenTables(store);
+
+    log(`(edeliver) one deliverer drains ${due} deliveries`);
+    const deliverer = nodeDeliverer(store, { box, destinations: { allowPrivate: true, allowHosts: [] }, claimMs: 30_000 }, new Registry(), createLogger('warn'), renderDeliveredEvent)!;
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    deliverer.start();
+    try {
+      while ((await pending()) > 0) {
+        if (performance.now() - started > DRAIN_TIMEOUT_MS) throw new Error(`(edeliver) deliveries still pending after ${DRAIN_TIMEOUT_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await deliverer.stop();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const received = await receiver.received();
+    if (received < due) throw new Error(`(edeliver) the receiver got ${received} POSTs for ${due} deliveries`);
+    return { deliveries: due, cpuUsPerDelivery: (cpu.user + cpu.system) / due, perSecond: due / seconds };
+  } finally {
+    await deleteEndpoint(store, org.id, endpoint.id);
+    receiver.child.kill();
+  }
+}
+
+interface ReceiverProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  received(): Promise<number>;
+}
+
+async function startReceiver(): Promise<ReceiverProcess> {
+  const child = spawn(process.execPath, ['-e', RECEIVER_SOURCE], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const nextLine = async () => Number(String((await once(child.stdout!, 'data'))[0]).trim());
+  const port = await nextLine();
+  return {
+    child,
+    port,
+    received: async () => {
+      child.stdin!.write('\n');
+      return nextLine();
+    },
+  };
+}
