@@ -3,6 +3,7 @@ import { formatMicros } from '../domain/timestamp.js';
 // What to_jsonb writes for a timestamptz: `2026-11-28T03:13:08.664+00:00`, its fraction's trailing zeros
 // trimmed (none at all on a whole second), the offset of the session's time zone (seconds only for
 // historical local mean times).
+const UTC_JSONB_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?(?:Z|\+00(?::00(?::00)?)?)$/;
 const JSONB_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:Z|([+-])(\d{2})(?::(\d{2})(?::(\d{2}))?)?)$/;
 
 /**
@@ -12,6 +13,9 @@ const JSONB_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\
  * Throws on any other text (a value no timestamptz column holds).
  */
 export function apiTimestampOfJsonb(text: string): string {
+  // The service's sessions run in UTC: the text is already the instant, its fraction only padded.
+  const utc = UTC_JSONB_TIMESTAMP.exec(text);
+  if (utc) return `${utc[1]}.${(utc[2] ?? '').padEnd(6, '0')}Z`;
   const match = JSONB_TIMESTAMP.exec(text);
   if (!match) throw new Error(`not a timestamp as to_jsonb writes one: ${text.slice(0, 40)}`);
   const [, year, month, day, hour, minute, second, fraction = '', sign, offsetHours = '0', offsetMinutes = '0', offsetSeconds = '0'] = match;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { apiTimestampOfJsonb } from '../../src/events/jsonb-timestamp.js';
 import { openPgliteTestStore } from '../helpers/stores.js';
@@ -20,6 +21,26 @@ describe('apiTimestampOfJsonb: to_jsonb timestamps as the API writes them', () =
     // Local mean time: offsets with seconds.
     expect(apiTimestampOfJsonb('1890-01-01T00:00:00+00:09:21')).toBe('1889-12-31T23:50:39.000000Z');
     expect(apiTimestampOfJsonb('0050-06-01T12:00:00Z')).toBe('0050-06-01T12:00:00.000000Z');
+  });
+
+  it('gives the same instant for a UTC text (read as it stands) and the same moment at any other offset', () => {
+    const years1000to9999 = fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(9999, 11, 31) });
+    fc.assert(
+      fc.property(years1000to9999, fc.integer({ min: 0, max: 999 }), fc.integer({ min: -14 * 60, max: 14 * 60 }), (ms, micros, offsetMinutes) => {
+        const sixDigits = `${String(((ms % 1000) + 1000) % 1000).padStart(3, '0')}${String(micros).padStart(3, '0')}`;
+        const fraction = sixDigits.replace(/0+$/, '');
+        const expected = `${new Date(ms).toISOString().slice(0, 19)}.${sixDigits}Z`;
+        const written = (at: number, offset: string) => `${new Date(at).toISOString().slice(0, 19)}${fraction ? `.${fraction}` : ''}${offset}`;
+        expect(apiTimestampOfJsonb(written(ms, '+00:00'))).toBe(expected);
+        expect(apiTimestampOfJsonb(written(ms, 'Z'))).toBe(expected);
+        const sign = offsetMinutes < 0 ? '-' : '+';
+        const offset = `${sign}${String(Math.trunc(Math.abs(offsetMinutes) / 60)).padStart(2, '0')}:${String(Math.abs(offsetMinutes) % 60).padStart(2, '0')}`;
+        // The wall-clock reading at that offset: what to_jsonb writes in such a time zone.
+        const local = ms + offsetMinutes * 60_000;
+        fc.pre(new Date(local).getUTCFullYear() >= 1000 && new Date(local).getUTCFullYear() <= 9999);
+        expect(apiTimestampOfJsonb(written(local, offset))).toBe(expected);
+      }),
+    );
   });
 
   it('refuses text that is not a timestamp as to_jsonb writes one', () => {
