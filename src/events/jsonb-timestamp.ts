@@ -13,7 +13,7 @@ const JSONB_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\
  * Throws on any other text (a value no timestamptz column holds).
  */
 export function apiTimestampOfJsonb(text: string): string {
-  // The service's sessions run in UTC: the text is already the instant, its fraction only padded.
+  // Written by a session in UTC (the TimeZone of most servers): the text is the instant already, its fraction to pad.
   const utc = UTC_JSONB_TIMESTAMP.exec(text);
   if (utc) return `${utc[1]}.${(utc[2] ?? '').padEnd(6, '0')}Z`;
   const match = JSONB_TIMESTAMP.exec(text);
