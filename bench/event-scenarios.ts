@@ -73,6 +73,8 @@ interface PacedRun {
   readonly answeredAt: Map<string, number>;
   readonly writeMs: number[];
   readonly failures: number;
+  /** Each status other than 201 and how often it came (0: no answer). */
+  readonly failedStatuses: ReadonlyMap<number, number>;
 }
 
 export interface EventScenarioOptions {
@@ -122,7 +124,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         row('e1', 'commit-to-2xx lag, drawdowns paced at 500/s, one fast receiver', 0, { perSecond: lag.length / PACED_SECONDS, p50: percentile(lag, 50), p99: e1.lagP99 });
         row('e1-writes', 'drawdown latency, paced at 500/s, one fast receiver', 0, { perSecond: paced.answeredAt.size / PACED_SECONDS, p50: percentile(paced.writeMs, 50), p99: e1.writeP99, failures: paced.failures });
         lines.push(
-          `(e1) ${paced.answeredAt.size} drawdowns (${paced.failures} not 201), write p50 ${fmt(percentile(paced.writeMs, 50))} ms p99 ${fmt(e1.writeP99)} ms; ` +
+          `(e1) ${paced.answeredAt.size} drawdowns (${notCreated(paced)}), write p50 ${fmt(percentile(paced.writeMs, 50))} ms p99 ${fmt(e1.writeP99)} ms; ` +
             `${lag.length} deliveries matched, commit-to-2xx lag p50 ${fmt(percentile(lag, 50))} ms p99 ${fmt(e1.lagP99)} ms ` +
             `(targets p50 ≤ 50 ms ${percentile(lag, 50) <= 50 ? '✓' : '✗'}, p99 ≤ 500 ms ${e1.lagP99 <= 500 ? '✓' : '✗'})`,
         );
@@ -164,7 +166,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
         row('e2', 'fast receiver lag beside a black hole, drawdowns paced at 500/s', 0, { perSecond: lag.length / PACED_SECONDS, p50: percentile(lag, 50), p99: lagP99 });
         row('e2-writes', 'drawdown latency beside a black-holed endpoint, paced at 500/s', 0, { perSecond: paced.answeredAt.size / PACED_SECONDS, p50: percentile(paced.writeMs, 50), p99: writeP99, failures: paced.failures });
         lines.push(
-          `(e2) ${paced.answeredAt.size} drawdowns (${paced.failures} not 201), write p99 ${fmt(writeP99)} ms${e1 ? ` (e1 ${fmt(e1.writeP99)})` : ''}; ` +
+          `(e2) ${paced.answeredAt.size} drawdowns (${notCreated(paced)}), write p99 ${fmt(writeP99)} ms${e1 ? ` (e1 ${fmt(e1.writeP99)})` : ''}; ` +
             `fast receiver: ${lag.length} deliveries, lag p50 ${fmt(percentile(lag, 50))} ms p99 ${fmt(lagP99)} ms${e1 ? ` (e1 ${fmt(e1.lagP99)})` : ''}; ` +
             `black hole: ${hole.connections()} connection(s) opened, at most ${hole.mostOpen()} open at once`,
         );
@@ -326,6 +328,7 @@ async function pacedWrites(baseUrl: string, keys: Keys, perSecond: number, secon
   const answeredAt = new Map<string, number>();
   const writeMs: number[] = [];
   let failures = 0;
+  const failedStatuses = new Map<number, number>();
   const start = performance.now();
   const total = perSecond * seconds;
   const pending: Promise<void>[] = [];
@@ -335,14 +338,17 @@ async function pacedWrites(baseUrl: string, keys: Keys, perSecond: number, secon
     const key = randomUUID();
     pending.push(
       drawdown(baseUrl, keys, i, key).then(({ status, ms }) => {
-        if (status !== 201) failures += 1;
+        if (status !== 201) {
+          failures += 1;
+          failedStatuses.set(status, (failedStatuses.get(status) ?? 0) + 1);
+        }
         else answeredAt.set(key, performance.timeOrigin + performance.now());
         writeMs.push(ms);
       }),
     );
   }
   await Promise.all(pending);
-  return { answeredAt, writeMs, failures };
+  return { answeredAt, writeMs, failures, failedStatuses };
 }
 
 /** Drawdowns from `connections` loops, until `count` are answered or `seconds` pass; how many were 201. */
@@ -373,6 +379,12 @@ async function drawdown(baseUrl: string, keys: Keys, i: number, key: string): Pr
   } catch {
     return { status: 0, ms: performance.now() - sent };
   }
+}
+
+/** `3 not 201: 503 ×2, 0 ×1` (0: no answer), or `0 not 201`. */
+function notCreated(paced: PacedRun): string {
+  const statuses = [...paced.failedStatuses].map(([status, count]) => `${status} ×${count}`).join(', ');
+  return `${paced.failures} not 201${statuses ? `: ${statuses}` : ''}`;
 }
 
 /** For each delivered event of a paced write: its arrival minus the write's 201. */
