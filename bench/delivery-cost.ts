@@ -4,8 +4,9 @@
  * events (imported into an organization of their own) wait for one endpoint,
  * then one deliverer, configured as a `serve` node runs it (nodeDeliverer:
  * its defaults, its metrics), drains them to a receiver in a child process.
- * The figure is this process's CPU (user + system) per delivery, claims and
- * recordings included, and the deliveries per second. ecost's drawdown makes
+ * The figures are this process's CPU (user + system) per delivery, claims
+ * and recordings included, the database server's beside it, and the
+ * deliveries per second. ecost's drawdown makes
  * two events: two of these.
  *
  *   npm run bench -- --only edeliver        (DATABASE_URL=postgres://… or the local `lending_bench`)
@@ -25,6 +26,7 @@ import type { PostgresStore } from '../src/store/postgres-store.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, MAX_ENDPOINTS_PER_ORGANIZATION } from '../src/webhooks/webhook-endpoints.js';
 import { SecretBox } from '../src/webhooks/secret-box.js';
 import { vacuumWrittenTables } from './database.js';
+import { databaseServerCpuSeconds } from './process-stats.js';
 
 const DELIVERY_COST_EVENTS = 40_000;
 export const DELIVERIES_ORG_UID = 'bench_deliveries';
@@ -43,6 +45,8 @@ process.stdin.on('data', () => process.stdout.write(received + '\\n'));
 export interface DeliveryCost {
   readonly deliveries: number;
   readonly cpuUsPerDelivery: number;
+  /** The database server's CPU per delivery (NaN when it runs elsewhere). */
+  readonly postgresUsPerDelivery: number;
   readonly perSecond: number;
 }
 
@@ -71,6 +75,7 @@ export async function deliveryCost(store: PostgresStore, log: (line: string) => 
 
     log(`(edeliver) one deliverer drains ${due} deliveries`);
     const deliverer = nodeDeliverer(store, { box, destinations: { allowPrivate: true, allowHosts: [] }, claimMs: 30_000 }, new Registry(), createLogger('warn'), renderDeliveredEvent)!;
+    const serverBefore = await databaseServerCpuSeconds(store);
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     deliverer.start();
@@ -84,9 +89,10 @@ export async function deliveryCost(store: PostgresStore, log: (line: string) => 
     }
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
+    const serverSeconds = (await databaseServerCpuSeconds(store)) - serverBefore;
     const received = await receiver.received();
     if (received < due) throw new Error(`(edeliver) the receiver got ${received} POSTs for ${due} deliveries`);
-    return { deliveries: due, cpuUsPerDelivery: (cpu.user + cpu.system) / due, perSecond: due / seconds };
+    return { deliveries: due, cpuUsPerDelivery: (cpu.user + cpu.system) / due, postgresUsPerDelivery: (serverSeconds * 1e6) / due, perSecond: due / seconds };
   } finally {
     await deleteEndpoint(store, org.id, endpoint.id);
     receiver.child.kill();

@@ -187,7 +187,13 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
     if (wanted.includes('edeliver')) {
       const cost = await deliveryCost(vacuumStore, log);
       row('edeliver', `CPU per webhook delivery, ${cost.deliveries} drained by one deliverer, no writes`, 0, { perSecond: cost.perSecond, cpuUs: cost.cpuUsPerDelivery });
-      lines.push(`(edeliver) ${cost.deliveries} deliveries: ${fmt(cost.cpuUsPerDelivery)} µs CPU each (claims and recordings included), ${cost.perSecond.toFixed(0)}/s`);
+      if (Number.isFinite(cost.postgresUsPerDelivery)) {
+        row('edeliver-postgres', `PostgreSQL CPU per webhook delivery, ${cost.deliveries} drained by one deliverer`, 0, { perSecond: cost.perSecond, cpuUs: cost.postgresUsPerDelivery });
+      }
+      lines.push(
+        `(edeliver) ${cost.deliveries} deliveries: ${fmt(cost.cpuUsPerDelivery)} µs CPU each (claims and recordings included), ${cost.perSecond.toFixed(0)}/s; ` +
+          `PostgreSQL ${fmt(cost.postgresUsPerDelivery)} µs each`,
+      );
     }
   } finally {
     await vacuumStore.close();
