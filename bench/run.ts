@@ -176,11 +176,11 @@ async function main(): Promise<void> {
     return;
   }
   const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
-  if (wanted?.every(isEvents)) {
+  const events = async (ids: readonly string[]) => {
     const options = { logLevel: args['log-level'], profileDir: profileDir && path.join(profileDir, 'service'), rounds };
-    process.stdout.write(`${(await runEventScenarios(wanted, log, options)).join('\n')}\n`);
-    return;
-  }
+    process.stdout.write(`${(await runEventScenarios(ids, log, options)).join('\n')}\n`);
+  };
+  if (wanted?.every(isEvents)) return events(wanted);
   const isBurst = (id: string) => (BURST_SCENARIO_IDS as readonly string[]).includes(id);
   if (wanted?.every(isBurst)) {
     const bursts = await runBurstScenarios(wanted, log, args['log-level']);
@@ -192,6 +192,8 @@ async function main(): Promise<void> {
   const bursts = await runBurstScenarios(wanted?.filter(isBurst) ?? BURST_SCENARIO_IDS, log, args['log-level']);
   process.stdout.write(`${printBurstResults(bursts).join('\n')}\n`);
   if (!wanted || wanted.includes(FLOOD_SCENARIO_ID)) process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
+  const eventIds = wanted?.filter(isEvents) ?? EVENT_SCENARIO_IDS;
+  if (eventIds.length > 0) await events(eventIds);
 }
 
 async function readsAndWrites(): Promise<void> {
