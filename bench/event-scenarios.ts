@@ -12,7 +12,7 @@
  *   never answers) beside the fast one: the fast one's lag p99 and the
  *   writes' p99 beside e1's.
  * - edeliver (bench/delivery-cost.ts): CPU per delivery of one deliverer draining
- *   a backlog, no writes beside it.
+ *   a backlog, no writes beside it; run first, before the others' service starts.
  * - ecost: closed-loop drawdowns (32 connections, 10 s) with no endpoint and
  *   with one fast endpoint, alternated (2 rounds, or `--rounds N`, after an
  *   unmeasured one of 3 s each): the
@@ -88,14 +88,6 @@ export interface EventScenarioOptions {
 export async function runEventScenarios(wanted: readonly string[], log: (line: string) => void, { logLevel, profileDir, rounds }: EventScenarioOptions): Promise<string[]> {
   const databaseUrl = await benchDatabaseUrl();
   const keys = await prepare(databaseUrl, log);
-  const service = await startService({
-    DATABASE_URL: databaseUrl,
-    RATE_LIMIT_PER_MINUTE: '0',
-    WRITE_RATE_LIMIT_PER_MINUTE: '0',
-    WEBHOOK_ALLOW_PRIVATE: '1',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: logLevel,
-  }, { profileDir });
   // Each measurement starts without the dead rows of the ones before it (bench/database.ts).
   // Also edeliver's store: its deliverer's pool, as large as a service's.
   const vacuumStore = new PostgresStore(databaseUrl, { poolSize: 10 });
@@ -108,6 +100,49 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
   const rows: MeasuredRow[] = [];
   const row = (id: string, title: string, connections: number, figures: { perSecond: number; p50?: number; p99?: number; failures?: number; cpuUs?: number }) =>
     rows.push({ id, title, connections, service: { p50: NaN, p99: NaN, failures: 0, ...figures } });
+  try {
+    // First, in a harness that has run nothing yet, and before any service: its deliverer would take these
+    // deliveries (and could not sign them).
+    if (wanted.includes('edeliver')) {
+      const cost = await deliveryCost(vacuumStore, log);
+      row('edeliver', `CPU per webhook delivery, ${cost.deliveries} drained by one deliverer, no writes`, 0, { perSecond: cost.perSecond, cpuUs: cost.cpuUsPerDelivery });
+      if (Number.isFinite(cost.postgresUsPerDelivery)) {
+        row('edeliver-postgres', `PostgreSQL CPU per webhook delivery, ${cost.deliveries} drained by one deliverer`, 0, { perSecond: cost.perSecond, cpuUs: cost.postgresUsPerDelivery });
+      }
+      lines.push(
+        `(edeliver) ${cost.deliveries} deliveries: ${fmt(cost.cpuUsPerDelivery)} µs CPU each (claims and recordings included), ${cost.perSecond.toFixed(0)}/s; ` +
+          `PostgreSQL ${fmt(cost.postgresUsPerDelivery)} µs each`,
+      );
+    }
+    if (wanted.some((id) => id !== 'edeliver')) lines.push(...(await withService({ databaseUrl, logLevel, profileDir, rounds, wanted, keys, log, row, vacuum, vacuumStore })));
+  } finally {
+    await vacuumStore.close();
+  }
+  lines.push(`record of this run: ${await writeBenchRecord({ rows, database: 'PostgreSQL (DATABASE_URL or the local lending_bench)', peakRssMiB: { service: NaN, bare: NaN } })}`);
+  return lines;
+}
+
+interface ServiceScenarios extends EventScenarioOptions {
+  readonly databaseUrl: string;
+  readonly wanted: readonly string[];
+  readonly keys: Keys;
+  log(line: string): void;
+  row(id: string, title: string, connections: number, figures: { perSecond: number; p50?: number; p99?: number; failures?: number; cpuUs?: number }): void;
+  vacuum(): Promise<void>;
+  readonly vacuumStore: PostgresStore;
+}
+
+/** e1, e2 and ecost, against one service started for them. */
+async function withService({ databaseUrl, logLevel, profileDir, rounds, wanted, keys, log, row, vacuum, vacuumStore }: ServiceScenarios): Promise<string[]> {
+  const service = await startService({
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_PER_MINUTE: '0',
+    WRITE_RATE_LIMIT_PER_MINUTE: '0',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: logLevel,
+  }, { profileDir });
+  const lines: string[] = [];
   try {
     let e1: { lagP99: number; writeP99: number } | undefined;
     if (wanted.includes('e1')) {
@@ -182,23 +217,6 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
   } finally {
     await service.stop();
   }
-  try {
-    // With the service stopped: its deliverer would take these deliveries (and could not sign them).
-    if (wanted.includes('edeliver')) {
-      const cost = await deliveryCost(vacuumStore, log);
-      row('edeliver', `CPU per webhook delivery, ${cost.deliveries} drained by one deliverer, no writes`, 0, { perSecond: cost.perSecond, cpuUs: cost.cpuUsPerDelivery });
-      if (Number.isFinite(cost.postgresUsPerDelivery)) {
-        row('edeliver-postgres', `PostgreSQL CPU per webhook delivery, ${cost.deliveries} drained by one deliverer`, 0, { perSecond: cost.perSecond, cpuUs: cost.postgresUsPerDelivery });
-      }
-      lines.push(
-        `(edeliver) ${cost.deliveries} deliveries: ${fmt(cost.cpuUsPerDelivery)} µs CPU each (claims and recordings included), ${cost.perSecond.toFixed(0)}/s; ` +
-          `PostgreSQL ${fmt(cost.postgresUsPerDelivery)} µs each`,
-      );
-    }
-  } finally {
-    await vacuumStore.close();
-  }
-  lines.push(`record of this run: ${await writeBenchRecord({ rows, database: 'PostgreSQL (DATABASE_URL or the local lending_bench)', peakRssMiB: { service: NaN, bare: NaN } })}`);
   return lines;
 }
 
