@@ -67,17 +67,20 @@ describe.runIf(binDir)('a transaction whose connection dies', () => {
     await postgres?.destroy();
   });
 
-  /** A transaction that writes, then waits for `gate` between two statements; resolves its backend's pid once it waits. */
+  /**
+   * A transaction that writes, then waits for `gate` between two statements; resolves its backend's pid once it waits.
+   * `failure`: what it rejected with, handled from the start (it may reject while the test awaits something else).
+   */
   function transactionHeldOpen(gate: Promise<void>) {
     const backend = deferred<number>();
-    const done = store.transaction(async (tx) => {
+    const failure = rejection(store.transaction(async (tx) => {
       const [row] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       await tx.query('INSERT INTO written VALUES (1)');
       backend.resolve(row?.pid ?? 0);
       await gate;
       await tx.query('INSERT INTO written VALUES (2)');
-    });
-    return { backend: backend.promise, done };
+    }));
+    return { backend: backend.promise, failure };
   }
 
   it('rejects, without crashing the process, when its backend is terminated between two statements; nothing was committed', async () => {
@@ -89,7 +92,7 @@ describe.runIf(binDir)('a transaction whose connection dies', () => {
     // Give the FATAL time to reach the idle client: the event that crashed the process arrives here.
     await pause(200);
     gate.resolve();
-    const error = await rejection(held.done);
+    const error = await held.failure;
     expect(error).toBeInstanceOf(TransactionInterruptedError);
     expect(error).toMatchObject({ stage: 'in-transaction', outcomeUnknown: false });
     expect((await admin.query('SELECT count(*)::int AS n FROM written')).rows[0]).toEqual({ n: 0 });
@@ -98,16 +101,17 @@ describe.runIf(binDir)('a transaction whose connection dies', () => {
   });
 
   it('says the outcome is unknown when its backend is terminated after COMMIT was sent', async () => {
-    const done = store.transaction(async (tx) => {
+    // Handled from the start: the FATAL can reach the store before the admin's answer reaches the test.
+    const failure = rejection(store.transaction(async (tx) => {
       await tx.query('INSERT INTO slow_at_commit VALUES (1)');
-    });
+    }));
     // COMMIT runs the deferred trigger, which sleeps: the commit is in flight.
     const pid = await eventually(async () => {
       const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE query = 'COMMIT' AND state = 'active'");
       return rows[0]?.pid;
     });
     await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-    const error = await rejection(done);
+    const error = await failure;
     expect(error).toBeInstanceOf(TransactionInterruptedError);
     expect(error).toMatchObject({ stage: 'commit-sent', outcomeUnknown: true });
   });
@@ -120,7 +124,7 @@ describe.runIf(binDir)('a transaction whose connection dies', () => {
     await postgres.stop();
     await pause(200);
     gate.resolve();
-    const error = await rejection(held.done);
+    const error = await held.failure;
     expect(error).toMatchObject({ stage: 'in-transaction', outcomeUnknown: false });
     // Down: a transaction is refused before anything is sent.
     expect(await rejection(store.transaction(async (tx) => tx.query('SELECT 1')))).toMatchObject({ stage: 'before-begin' });
