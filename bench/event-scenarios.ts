@@ -77,6 +77,9 @@ interface PacedRun {
   readonly failedStatuses: ReadonlyMap<number, number>;
 }
 
+/** Adds a scenario's figures to the run's record (bench/results/): lags and write latencies as p50/p99, rates as per second. */
+type RecordRow = (id: string, title: string, connections: number, figures: { perSecond: number; p50?: number; p99?: number; failures?: number; cpuUs?: number }) => void;
+
 export interface EventScenarioOptions {
   readonly logLevel: string;
   /** Where the service's CPU profile goes (`node --cpu-prof`), if anywhere. */
@@ -98,7 +101,7 @@ export async function runEventScenarios(wanted: readonly string[], log: (line: s
   const lines: string[] = [];
   /** The run's figures for its record (bench/results/): lags and write latencies as p50/p99, rates as per second. */
   const rows: MeasuredRow[] = [];
-  const row = (id: string, title: string, connections: number, figures: { perSecond: number; p50?: number; p99?: number; failures?: number; cpuUs?: number }) =>
+  const row: RecordRow = (id, title, connections, figures) =>
     rows.push({ id, title, connections, service: { p50: NaN, p99: NaN, failures: 0, ...figures } });
   try {
     // First, in a harness that has run nothing yet, and before any service: its deliverer would take these
@@ -127,7 +130,7 @@ interface ServiceScenarios extends EventScenarioOptions {
   readonly wanted: readonly string[];
   readonly keys: Keys;
   log(line: string): void;
-  row(id: string, title: string, connections: number, figures: { perSecond: number; p50?: number; p99?: number; failures?: number; cpuUs?: number }): void;
+  readonly row: RecordRow;
   vacuum(): Promise<void>;
   readonly vacuumStore: PostgresStore;
 }
@@ -222,7 +225,7 @@ async function withService({ databaseUrl, logLevel, profileDir, rounds, wanted, 
 
 interface CostContext {
   log(line: string): void;
-  row(id: string, title: string, connections: number, figures: { perSecond: number; cpuUs: number }): void;
+  readonly row: RecordRow;
   vacuum(): Promise<void>;
   /** The database server's CPU so far (NaN when it runs elsewhere). */
   serverCpuSeconds(): Promise<number>;
@@ -351,7 +354,6 @@ async function warmUp(baseUrl: string, keys: Keys, receiver: Receiver, log: (lin
 async function pacedWrites(baseUrl: string, keys: Keys, perSecond: number, seconds: number): Promise<PacedRun> {
   const answeredAt = new Map<string, number>();
   const writeMs: number[] = [];
-  let failures = 0;
   const failedStatuses = new Map<number, number>();
   const start = performance.now();
   const total = perSecond * seconds;
@@ -362,16 +364,14 @@ async function pacedWrites(baseUrl: string, keys: Keys, perSecond: number, secon
     const key = randomUUID();
     pending.push(
       drawdown(baseUrl, keys, i, key).then(({ status, ms }) => {
-        if (status !== 201) {
-          failures += 1;
-          failedStatuses.set(status, (failedStatuses.get(status) ?? 0) + 1);
-        }
+        if (status !== 201) failedStatuses.set(status, (failedStatuses.get(status) ?? 0) + 1);
         else answeredAt.set(key, performance.timeOrigin + performance.now());
         writeMs.push(ms);
       }),
     );
   }
   await Promise.all(pending);
+  const failures = [...failedStatuses.values()].reduce((sum, count) => sum + count, 0);
   return { answeredAt, writeMs, failures, failedStatuses };
 }
 

@@ -10,7 +10,8 @@
  * ceiling (the same SQL through node-postgres, no HTTP) and the embedded
  * store: 100k records in PGlite. Then the write scenarios (w1, w2):
  * drawdowns over HTTP on an organization of their own (`bench/write-scenarios.ts`
- * says what they leave in the database).
+ * says what they leave in the database); then the bursts, the flood and, last,
+ * the event and webhook scenarios.
  *
  *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--warmup 2] [--connections 16,32] [--only a,c,w1]
  *                    [--rounds 1] [--no-pglite] [--no-ceiling] [--no-bare] [--profile DIR] [--log-level warn]

@@ -64,6 +64,9 @@ export const DEFAULT_DELIVERER = {
   failingDisableMs: 3 * 24 * 3600 * 1000,
 } as const;
 
+/** The secrets that sign a claimed delivery (opened once per endpoint and claim). */
+type ClaimSecrets = (claim: ClaimedDelivery) => readonly string[];
+
 /** After an attempt ends, how long the node waits for more to end before it claims again. */
 const REWAKE_MS = 5;
 const READ_ONLY_TRANSACTION = '25006';
@@ -226,7 +229,7 @@ export class Deliverer {
         // A claim's deliveries to one endpoint were joined to the same row of it: its secrets are opened once per claim
         // (AES-GCM, about 5 µs each). Every launch signs before its first await; nothing keeps them after the loop.
         const opened = new Map<string, readonly string[]>();
-        const secretsOf = (claim: ClaimedDelivery) => {
+        const secretsOf: ClaimSecrets = (claim) => {
           let secrets = opened.get(claim.endpointId);
           if (secrets === undefined) opened.set(claim.endpointId, (secrets = this.options.secretsOf(claim.endpoint)));
           return secrets;
@@ -266,7 +269,7 @@ export class Deliverer {
     return ordered;
   }
 
-  private launch(claim: ClaimedDelivery, secretsOf: (claim: ClaimedDelivery) => readonly string[]): void {
+  private launch(claim: ClaimedDelivery, secretsOf: ClaimSecrets): void {
     this.countInFlight(claim.orgId, 1);
     const attempt = this.attempt(claim, secretsOf).finally(() => {
       this.attempts.delete(attempt);
@@ -284,7 +287,7 @@ export class Deliverer {
     this.attempts.add(attempt);
   }
 
-  private async attempt(claim: ClaimedDelivery, secretsOf: (claim: ClaimedDelivery) => readonly string[]): Promise<void> {
+  private async attempt(claim: ClaimedDelivery, secretsOf: ClaimSecrets): Promise<void> {
     const result = await this.send(claim, secretsOf);
     const answeredAtMs = Date.now();
     if (this.stopped) return;
@@ -307,7 +310,7 @@ export class Deliverer {
     }
   }
 
-  private async send(claim: ClaimedDelivery, secretsOf: (claim: ClaimedDelivery) => readonly string[]): Promise<AttemptResult> {
+  private async send(claim: ClaimedDelivery, secretsOf: ClaimSecrets): Promise<AttemptResult> {
     let headers: Record<string, string>;
     let body: string;
     try {
