@@ -1,3 +1,4 @@
+import { changedAt } from '../ledger/record-changed-at.js';
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
@@ -234,7 +235,7 @@ export async function applyLedgerLines(
   );
   await tx.query(
     `UPDATE credit_limits l
-        SET outstanding = l.outstanding + m.delta, updated_at = greatest(l.updated_at, now())
+        SET outstanding = l.outstanding + m.delta, updated_at = ${changedAt('l.updated_at')}
        FROM unnest($2::bigint[], $3::numeric[]) AS m (limit_id, delta)
       WHERE l.org_id = $1 AND l.id = m.limit_id`,
     [orgId, moves?.ids ?? '{}', moves?.deltas ?? '{}'],

@@ -1,3 +1,4 @@
+import { microsecondAfter } from '../ledger/record-changed-at.js';
 import type { Queryable } from '../store/store.js';
 import type { LineErrorList } from './import-error.js';
 import { collectLineErrors } from './line-error-query.js';
@@ -199,8 +200,8 @@ export class RecordMerger {
          UPDATE ${kind.table} t
             SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
                 created_at = coalesce(s.created_at, t.created_at),
-                updated_at = CASE WHEN s.merge_created THEN coalesce(s.updated_at, greatest(t.updated_at, $2::timestamptz))
-                                  ELSE greatest(s.updated_at, $2::timestamptz, t.updated_at) END
+                updated_at = CASE WHEN s.merge_created THEN coalesce(s.updated_at, greatest(${microsecondAfter('t.updated_at')}, $2::timestamptz))
+                                  ELSE greatest(s.updated_at, $2::timestamptz, ${microsecondAfter('t.updated_at')}) END
            FROM ${unnest}
           WHERE t.org_id = $1 AND t.id = s.merge_target_id AND ${changesStoredRow(kind)}
          RETURNING t.uid, s.merge_created)

@@ -1,17 +1,10 @@
 import { TIMESTAMP_TEXT, type EntryWrite, type LimitView } from './entry-answer.js';
 import { claimedKeyGate, type ClaimRequest } from './idempotency-keys.js';
+import { RECORD_CHANGED_AT } from './record-changed-at.js';
 import type { LedgerKind } from './ledger-entry.js';
 import type { LoneWrite } from './ledger-operation.js';
 
 /** The SQL of a drawdown or repayment: the statement of the long way, and the two of a write sent alone in one message. */
-
-/**
- * A limit's updated_at after an entry: the time its stored row changed (the
- * transaction's time), never earlier than it was. Not the entry's own `at`,
- * which may lie in the past: a client syncing with `updated_from` would
- * never see a change stamped before its last sync.
- */
-const RECORD_CHANGED_AT = 'greatest(t.updated_at, now())';
 
 export function entryParams(write: EntryWrite): (string | null)[] {
   return [write.orgId, write.limit, write.amount, write.id, write.kind, write.at ?? null, write.keyId ?? null, write.reference ?? null];

@@ -5,6 +5,7 @@ import { selectList, serializeRecord, type ApiRecord } from '../listing/record-r
 import type { Queryable } from '../store/store.js';
 import { newLedgerId } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
+import { RECORD_CHANGED_AT } from './record-changed-at.js';
 import type { Applied, LedgerOperation } from './ledger-operation.js';
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
@@ -108,7 +109,7 @@ function creationStatement(views: LoanViews): string {
     // (docs/scaling.md) the RETURNING of a write to a distributed table may hold no function that is not IMMUTABLE.
     text = `WITH method AS (SELECT m.entity, m.currency FROM payment_methods m WHERE m.org_id = $1 AND m.uid = $3),
       moved_row AS (
-        UPDATE credit_limits t SET outstanding = t.outstanding + $4::numeric, updated_at = greatest(t.updated_at, now())
+        UPDATE credit_limits t SET outstanding = t.outstanding + $4::numeric, updated_at = ${RECORD_CHANGED_AT}
          WHERE t.org_id = $1 AND t.uid = $2 AND t.outstanding + $4::numeric <= t.capacity
            AND EXISTS (SELECT 1 FROM method WHERE method.entity = t.entity AND method.currency = t.currency)
          RETURNING t.*
@@ -205,14 +206,14 @@ function repaymentStatement(views: LoanViews): string {
   if (!text) {
     // Stored columns only in each RETURNING, turned into text by the CTEs that read them (Citus: see above).
     text = `WITH repaid_row AS (
-        UPDATE loans t SET outstanding = t.outstanding - $3::numeric, updated_at = greatest(t.updated_at, now())
+        UPDATE loans t SET outstanding = t.outstanding - $3::numeric, updated_at = ${RECORD_CHANGED_AT}
          WHERE t.org_id = $1 AND t.uid = $2 AND t.outstanding >= $3::numeric AND ($5::timestamptz IS NULL OR $5::timestamptz <= now())
            AND EXISTS (SELECT 1 FROM credit_limits c WHERE c.org_id = $1 AND c.uid = t.credit_limit AND c.outstanding >= $3::numeric)
          RETURNING t.*
       ), repaid AS (
         SELECT t.credit_limit AS loan_limit, ${selectList(views.loans, 't')} FROM repaid_row t
       ), moved_row AS (
-        UPDATE credit_limits t SET outstanding = t.outstanding - $3::numeric, updated_at = greatest(t.updated_at, now())
+        UPDATE credit_limits t SET outstanding = t.outstanding - $3::numeric, updated_at = ${RECORD_CHANGED_AT}
           FROM repaid WHERE t.org_id = $1 AND t.uid = repaid.loan_limit
          RETURNING t.*
       ), moved AS (

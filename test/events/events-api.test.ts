@@ -253,4 +253,33 @@ describeEachStore('the events API', (store) => {
       expect((await deliveries(eventUid)).length).toBe(before);
     });
   });
+
+  it('gives every state of a record a later updated_at than the one before, even when writes share a transaction, so a receiver can drop stale states by it', async () => {
+    // Concurrent drawdowns of one limit: the write queue commits them together, in one transaction.
+    await importLines(store(), tenant.org.uid, [{ ...BOOK[2], uid: 'cl_ev_burst' }]);
+    const draws = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        app().inject({
+          method: 'POST',
+          url: '/api/limits/cl_ev_burst/drawdowns/',
+          headers: { authorization: writer, 'content-type': 'application/json', 'idempotency-key': `ev-burst-${i}` },
+          payload: '{"amount":"1.00"}',
+        }),
+      ),
+    );
+    expect(draws.map((draw) => draw.statusCode)).toEqual(draws.map(() => 201));
+    // An import that creates a limit and draws on it.
+    await importLines(store(), tenant.org.uid, [
+      { ...BOOK[2], uid: 'cl_ev_imported' },
+      { object: 'drawdown', limit: 'cl_ev_imported', amount: '25.00' },
+    ]);
+    await publish();
+    for (const uid of ['cl_ev_burst', 'cl_ev_imported']) {
+      const states = (await walkEvents(`/api/events/?object=${uid}&order_by=created_at&cursor=`)).events.map((event) => event.data.object);
+      const byOutstanding = [...states].sort((a, b) => Number(a.outstanding) - Number(b.outstanding));
+      const stamps = byOutstanding.map((state) => String(state.updated_at));
+      expect(stamps, `${uid}: states by outstanding`).toEqual([...stamps].sort());
+      expect(new Set(stamps).size, `${uid}: ${stamps.join(', ')}`).toBe(states.length);
+    }
+  });
 });

@@ -53,11 +53,11 @@ describeEachStore('applyLedgerEntry', (store, kind) => {
       expect(synced.items).toMatchObject([{ uid: 'cl_1', outstanding: 0, updated_at: result.updated_at }]);
     });
 
-    it('never moves updated_at backwards when the stored one is later than now', async () => {
+    it('never moves updated_at backwards when the stored one is later than now: a change moves it a microsecond on', async () => {
       const tenant = await createTenant(store());
       await importLines(store(), tenant.org.uid, [{ ...SAMPLE_LINES[1], updated_at: '2099-01-01T00:00:00Z' }]);
       const result = await applyLedgerEntry(ledgerOf(store()), tenant.org.id, { kind: 'drawdown', id: 'dd_x', limit: 'cl_1', amount: '1.00' });
-      expect(result).toMatchObject({ outstanding: '1.00', updated_at: '2099-01-01T00:00:00.000000Z' });
+      expect(result).toMatchObject({ outstanding: '1.00', updated_at: '2099-01-01T00:00:00.000001Z' });
     });
 
     it('refuses an entry dated in the future and changes nothing', async () => {
