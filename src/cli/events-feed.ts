@@ -57,12 +57,18 @@ export class EventsFeed {
     this.from = options.since;
   }
 
-  /** Where the feed starts: `since`, or after the newest event in the log now (nothing: from the beginning). */
+  /**
+   * Where the feed starts: `since`, or after the newest event in the log now
+   * (nothing: from the beginning). Either way one request is made here, so
+   * that credentials, or a `since` the server does not read, fail the start.
+   */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started) return;
     if (this.from === undefined) {
       const newest = (await this.get(this.url({}), signal)).items[0];
       if (newest) [this.from, this.seenAtFrom] = [newest.created_at, newest.id];
+    } else {
+      await this.get(this.url({ created_from: this.from }), signal);
     }
     this.started = true;
   }

@@ -160,6 +160,17 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
     expect(await listener.exited).toBe(0);
   });
 
+  it('refuses a --since the server does not read before it says it is ready, exit 1', async () => {
+    const api = await startFakeEventsApi('acme', 'sk_test');
+    cleanups.push(() => api.close());
+    api.add('payment_method.created');
+    const listener = listen(['--forward-to', 'http://127.0.0.1:9/', '--org', 'acme', '--key', 'sk_test', '--api-url', api.url, '--since', 'yesterday']);
+    stopOnCleanup(listener);
+    expect(await listener.exited).toBe(1);
+    expect(listener.stderr()).toContain("created_from: 'yesterday' is not a time");
+    expect(listener.stdout()).not.toContain('ready');
+  });
+
   it('refuses bad credentials with a message, exit 1', async () => {
     const api = await startFakeEventsApi('acme', 'sk_test');
     cleanups.push(() => api.close());
@@ -194,6 +205,9 @@ async function startFakeEventsApi(org: string, key: string) {
     if (url.pathname !== '/api/events/') return void response.writeHead(404).end();
     const ascending = url.searchParams.get('order_by') === 'created_at';
     const from = url.searchParams.get('created_from');
+    if (from !== null && Number.isNaN(Date.parse(from))) {
+      return void response.writeHead(422, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ status: 422, detail: `created_from: '${from}' is not a time` }));
+    }
     let matching = events.filter((event) => from === null || Date.parse(event.created_at) >= Date.parse(from));
     if (!ascending) matching = [...matching].reverse();
     const cursor = url.searchParams.get('cursor');
