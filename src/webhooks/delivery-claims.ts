@@ -37,7 +37,11 @@ export interface ClaimedDelivery {
   readonly url: string;
   readonly endpoint: EndpointSecretsRow;
   readonly event: EventRow;
-  /** When the event entered the log (publication, right after its change committed), in ms since the epoch. */
+  /**
+   * When the event entered the log (publication, right after its change
+   * committed), or, for a resend, when the resend queued it: in ms since the
+   * epoch, where the delivery's lag starts.
+   */
   readonly eventPublishedAtMs: number;
 }
 
@@ -95,7 +99,7 @@ const CLAIM = `WITH room AS (
        SET claimed_until = now() + $5::int * interval '1 millisecond', claimed_by = $6, updated_at = now()
       FROM chosen c, events e, webhook_endpoints w
      WHERE d.org_id = $1 AND d.id = c.id AND e.org_id = $1 AND e.id = d.event_id AND w.org_id = $1 AND w.id = d.endpoint_id
-    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at,
+    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.created_at AS queued_at, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at,
               e.uid, e.type, e.object_uid, e.data_object, e.previous_attributes, e.request_id, e.idempotency_key, e.import_id, e.created_at
   )
   SELECT id::text AS delivery_id, endpoint_id::text AS endpoint_id, event_id::text AS event_id, attempts + 1 AS attempt,
@@ -103,7 +107,7 @@ const CLAIM = `WITH room AS (
          to_char(previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
          uid, type, object_uid, data_object::text AS data_object, previous_attributes::text AS previous_attributes, request_id, idempotency_key, import_id,
          to_char(created_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS created_at,
-         (extract(epoch FROM created_at) * 1000)::float8 AS published_at_ms
+         (extract(epoch FROM greatest(created_at, queued_at)) * 1000)::float8 AS published_at_ms
     FROM claimed`;
 
 type ClaimRow = EndpointSecretsRow &

@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { expect, it } from 'vitest';
 import { publishAllEvents } from '../../src/events/publish-events.js';
+import { resendEvent } from '../../src/events/resend-event.js';
 import { registerWebhookMetrics } from '../../src/metrics/webhook-metrics.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -44,6 +45,34 @@ describeEachStore('webhook delivery metrics', (store) => {
     } finally {
       await ok.close();
       await failing.close();
+    }
+  });
+
+  it('measure a resent event\'s lag from its resend, not from when the event entered the log', async () => {
+    const ok = await startHttpReceiver((_request, response) => response.writeHead(200).end());
+    try {
+      const tenant = await createTenant(store(), 'Metrics resend', 'write');
+      await insertEndpoint(store(), tenant.org.id, `http://127.0.0.1:${ok.port}/`);
+      await insertCreditLimits(store(), tenant.org.id, [creditLimit()]);
+      await publishAllEvents(store(), tenant.org.id);
+      await newDeliverer(store()).deliverDue();
+      // The event entered the log a day ago; it is resent now.
+      const [event] = await store().query<{ uid: string }>(
+        // In UTC, immutable: Citus refuses a STABLE function of a column (timestamptz - interval) in an UPDATE.
+        `UPDATE events SET created_at = ((created_at AT TIME ZONE 'UTC') - interval '1 day') AT TIME ZONE 'UTC' WHERE org_id = $1 RETURNING uid`,
+        [tenant.org.id],
+      );
+      await resendEvent(store(), tenant.org.id, event!.uid, undefined);
+      const registry = new Registry();
+      const deliverer = newDeliverer(store(), { observer: registerWebhookMetrics(registry, store(), () => 0) });
+      await deliverer.deliverDue();
+      const text = await registry.metrics();
+      expect(text).toContain('lending_api_webhook_delivery_lag_seconds_count 1');
+      const sum = Number(/^lending_api_webhook_delivery_lag_seconds_sum (\S+)$/m.exec(text)?.[1]);
+      expect(sum).toBeGreaterThanOrEqual(0);
+      expect(sum, 'seconds from the resend to the 2xx').toBeLessThan(3600);
+    } finally {
+      await ok.close();
     }
   });
 });
