@@ -14,6 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import http from 'node:http';
 import { Readable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { renderDeliveredEvent } from '../src/events/event-body.js';
@@ -48,6 +49,8 @@ export interface DeliveryCost {
   /** The database server's CPU per delivery (NaN when it runs elsewhere). */
   readonly postgresUsPerDelivery: number;
   readonly perSecond: number;
+  /** The floor under any delivery: node's HTTP client alone, CPU per keep-alive POST of a delivery's body to the same receiver. */
+  readonly httpClientUsPerPost: number;
 }
 
 export async function deliveryCost(store: PostgresStore, log: (line: string) => void): Promise<DeliveryCost> {
@@ -95,10 +98,56 @@ export async function deliveryCost(store: PostgresStore, log: (line: string) => 
     const serverSeconds = (await databaseServerCpuSeconds(store)) - serverBefore;
     const received = await receiver.received();
     if (received < due) throw new Error(`(edeliver) the receiver got ${received} POSTs for ${due} deliveries`);
-    return { deliveries: due, cpuUsPerDelivery: (cpu.user + cpu.system) / due, postgresUsPerDelivery: (serverSeconds * 1e6) / due, perSecond: due / seconds };
+    log(`(edeliver) node's HTTP client alone: ${HTTP_FLOOR_POSTS} POSTs to the same receiver`);
+    const httpClientUsPerPost = await httpClientCpuPerPost(receiver.port, lines[0]!);
+    return {
+      deliveries: due,
+      cpuUsPerDelivery: (cpu.user + cpu.system) / due,
+      postgresUsPerDelivery: (serverSeconds * 1e6) / due,
+      perSecond: due / seconds,
+      httpClientUsPerPost,
+    };
   } finally {
     await deleteEndpoint(store, org.id, endpoint.id);
     receiver.child.kill();
+  }
+}
+
+const HTTP_FLOOR_POSTS = 20_000;
+/** As many at once as a deliverer has in flight for one endpoint (its window). */
+const HTTP_FLOOR_CONCURRENCY = 16;
+
+/**
+ * This process's CPU per POST when it does nothing but POST: the same
+ * receiver, a keep-alive agent as the deliverer's (src/webhooks/endpoint-agents.ts),
+ * a body of an event's size, 16 at once. No claim, rendering, signature,
+ * address check or recording: what any delivery costs at least.
+ */
+async function httpClientCpuPerPost(port: number, record: string): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, scheduling: 'lifo' });
+  const body = JSON.stringify({ id: `evt_${'0'.repeat(32)}`, object: 'event', type: 'entity.created', data: { object: JSON.parse(record) } }).padEnd(600);
+  const post = () =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port, path: '/hook', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+      request.on('response', (response) => response.resume().on('end', resolve)).on('error', reject);
+      request.end(body);
+    });
+  let next = 0;
+  const worker = async () => {
+    while (next < HTTP_FLOOR_POSTS) {
+      next += 1;
+      await post();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: HTTP_FLOOR_CONCURRENCY }, worker)); // warm-up: connections open, code compiled
+    next = 0;
+    const before = process.cpuUsage();
+    await Promise.all(Array.from({ length: HTTP_FLOOR_CONCURRENCY }, worker));
+    const cpu = process.cpuUsage(before);
+    return (cpu.user + cpu.system) / HTTP_FLOOR_POSTS;
+  } finally {
+    agent.destroy();
   }
 }
 
