@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { publishAllEvents } from '../../src/events/publish-events.js';
 import type { Store } from '../../src/store/store.js';
+import { ORGANIZATIONS_WITH_DUE_WORK } from '../../src/webhooks/delivery-claims.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -83,7 +84,7 @@ describeEachStore('how many attempts an endpoint has in flight', (store) => {
       get(target, property) {
         if (property === 'query') {
           return (sql: string, params?: readonly unknown[]) => {
-            if (sql.includes('SELECT DISTINCT org_id')) discoveries += 1;
+            if (sql === ORGANIZATIONS_WITH_DUE_WORK) discoveries += 1;
             return target.query(sql, params);
           };
         }

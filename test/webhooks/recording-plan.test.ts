@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { ORGANIZATIONS_WITH_DUE_WORK, organizationsWithDueDeliveries } from '../../src/webhooks/delivery-claims.js';
 import { RECORD_ATTEMPT, RECORD_DELIVERED } from '../../src/webhooks/delivery-record.js';
 import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -78,3 +79,45 @@ describeEachStore('recording attempts behind a backlog', (store, kind) => {
     }
   });
 });
+
+describeEachStore('finding the organizations with due deliveries behind a backlog', (store, kind) => {
+  // Asked by every node every 500 ms: read from the deliveries, a million pending to a black-holed endpoint
+  // cost every round 0.9 s, and every other organization waited behind it.
+  it.skipIf(distributedOnCitus(kind))('probes each enabled endpoint for its earliest due delivery, and finds only organizations a claim would serve', async () => {
+    const backlogged = await createTenant(store(), 'Backlogged', 'write');
+    const quiet = await createTenant(store(), 'Quiet', 'write');
+    const blackHole = await insertEndpoint(store(), backlogged.org.id, 'http://127.0.0.1:9/');
+    const later = await insertEndpoint(store(), quiet.org.id, 'http://127.0.0.1:9/later');
+    const disabled = await insertEndpoint(store(), quiet.org.id, 'http://127.0.0.1:9/off');
+    await store().query('UPDATE webhook_endpoints SET disabled = true WHERE org_id = $1 AND id = $2', [quiet.org.id, disabled.id]);
+    const pending = (orgId: string, endpointId: string, count: number, due: string) =>
+      store().query(
+        `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+         SELECT $1, $2, n, now() + $4::interval, now(), now() FROM generate_series(1, $3::int) AS n`,
+        [orgId, endpointId, count, due],
+      );
+    await pending(backlogged.org.id, blackHole.id, BACKLOG, '-1 minute');
+    // The quiet organization's deliveries are a retry not yet due, and one to a disabled endpoint: nothing to claim.
+    await pending(quiet.org.id, later.id, 1, '1 hour');
+    await pending(quiet.org.id, disabled.id, 1, '-1 minute');
+    await store().exec('ANALYZE webhook_deliveries');
+
+    const found = await organizationsWithDueDeliveries(store());
+    expect(found).toContain(backlogged.org.id);
+    expect(found).not.toContain(quiet.org.id);
+
+    const [row] = await store().query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (FORMAT JSON) ${ORGANIZATIONS_WITH_DUE_WORK}`, [1000]);
+    const plan = row!['QUERY PLAN'];
+    const probes = indexScans((typeof plan === 'string' ? (JSON.parse(plan) as [{ Plan: PlanNode }]) : plan)[0].Plan);
+    expect(probes.length).toBeGreaterThan(0);
+    for (const probe of probes) expect(probe, 'a scan of webhook_deliveries by one endpoint, under a LIMIT 1').toMatch(/endpoint_id = w\.id.*limit 1$/);
+  });
+});
+
+/** Each read of webhook_deliveries: its index, its condition, and whether a Limit 1 sits right above it. */
+function indexScans(node: PlanNode, underLimit = false): string[] {
+  const readsDeliveries = node['Relation Name'] === 'webhook_deliveries' || node['Index Name']?.startsWith('webhook_deliveries');
+  const own = readsDeliveries ? [`${node['Node Type']} ${node['Index Name'] ?? ''} ${node['Index Cond'] ?? ''}${underLimit ? ' limit 1' : ''}`] : [];
+  const limitOne = node['Node Type'] === 'Limit';
+  return [...own, ...(node.Plans ?? []).flatMap((child) => indexScans(child, limitOne))];
+}
