@@ -6,6 +6,8 @@ export interface EndpointSecretsRow {
   readonly previous_secret_ciphertext: Uint8Array | null;
   /** RFC 3339 UTC, or null. */
   readonly previous_secret_expires_at: string | null;
+  /** Secrets rotated out before the previous one, sealed as one list (src/webhooks/endpoint-secrets.ts), or null. */
+  readonly earlier_secrets: Uint8Array | null;
 }
 
 /**
@@ -111,11 +113,11 @@ const CLAIM = `WITH room AS (
        SET claimed_until = now() + $5::int * interval '1 millisecond', claimed_by = $6, updated_at = now()
       FROM chosen c, events e, webhook_endpoints w
      WHERE d.org_id = $1 AND d.id = c.id AND e.org_id = $1 AND e.id = d.event_id AND w.org_id = $1 AND w.id = d.endpoint_id
-    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.created_at AS queued_at, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at,
+    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.created_at AS queued_at, w.url, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_expires_at, w.earlier_secrets,
               e.uid, e.type, e.object_uid, e.data_object, e.previous_attributes, e.request_id, e.idempotency_key, e.import_id, e.created_at
   )
   SELECT id::text AS delivery_id, endpoint_id::text AS endpoint_id, event_id::text AS event_id, attempts + 1 AS attempt,
-         url, secret_ciphertext, previous_secret_ciphertext,
+         url, secret_ciphertext, previous_secret_ciphertext, earlier_secrets,
          to_char(previous_secret_expires_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS previous_secret_expires_at,
          uid, type, object_uid, data_object::text AS data_object, previous_attributes::text AS previous_attributes, request_id, idempotency_key, import_id,
          to_char(created_at AT TIME ZONE 'UTC', ${UTC_TEXT}) AS created_at,
@@ -153,6 +155,7 @@ export async function claimDueDeliveries(store: Store, orgId: string, limits: Cl
       secret_ciphertext: row.secret_ciphertext,
       previous_secret_ciphertext: row.previous_secret_ciphertext,
       previous_secret_expires_at: row.previous_secret_expires_at,
+      earlier_secrets: row.earlier_secrets,
     },
     event: {
       uid: row.uid,

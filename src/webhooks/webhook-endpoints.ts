@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
 import type { Queryable, Store, Transaction, TransactionOptions } from '../store/store.js';
+import { earlierSecretsAfterRotation, type SealedEndpointSecrets } from './endpoint-secrets.js';
 import type { SecretBox } from './secret-box.js';
 import { newSigningSecret } from './signature.js';
 
@@ -199,8 +200,11 @@ export async function deleteEndpoint(store: Store, orgId: string, uid: string, o
 
 /**
  * A new signing secret for the endpoint, shown this once; the one it replaces
- * keeps signing beside it for PREVIOUS_SECRET_HOURS (one rotated out earlier
- * is dropped). Undefined: no such endpoint.
+ * keeps signing beside it for PREVIOUS_SECRET_HOURS, and so does each rotated
+ * out before it, until its own hours end (at most MAX_EARLIER_SECRETS of
+ * them): a client whose rotation got no answer rotates again, and its
+ * receivers, still on the first secret, keep verifying. The row is locked
+ * while the list is rebuilt. Undefined: no such endpoint.
  */
 export async function rotateEndpointSecret(
   store: Store,
@@ -211,22 +215,28 @@ export async function rotateEndpointSecret(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
   const secret = newSigningSecret();
   const sealed = box.seal(secret);
-  const [endpoint] = await store.transaction(
-    (tx) =>
-      tx.query<WebhookEndpoint>(
-        `WITH w AS (
-           UPDATE webhook_endpoints w SET
-             previous_secret_ciphertext = w.secret_ciphertext,
-             previous_secret_expires_at = now() + make_interval(hours => $4),
-             secret_ciphertext = $3,
-             updated_at = now()
-           WHERE w.org_id = $1 AND w.uid = $2
-           RETURNING w.*
-         )
-         SELECT ${RENDERED} FROM w`,
-        [orgId, uid, sealed, PREVIOUS_SECRET_HOURS],
-      ),
-    options,
-  );
+  const [endpoint] = await store.transaction(async (tx) => {
+    const [stored] = await tx.query<SealedEndpointSecrets & { now_ms: number | string }>(
+      `SELECT secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at, earlier_secrets,
+              (extract(epoch FROM now()) * 1000)::float8 AS now_ms
+         FROM webhook_endpoints WHERE org_id = $1 AND uid = $2 FOR UPDATE`,
+      [orgId, uid],
+    );
+    if (!stored) return [];
+    return tx.query<WebhookEndpoint>(
+      `WITH w AS (
+         UPDATE webhook_endpoints w SET
+           earlier_secrets = $5,
+           previous_secret_ciphertext = w.secret_ciphertext,
+           previous_secret_expires_at = now() + make_interval(hours => $4),
+           secret_ciphertext = $3,
+           updated_at = now()
+         WHERE w.org_id = $1 AND w.uid = $2
+         RETURNING w.*
+       )
+       SELECT ${RENDERED} FROM w`,
+      [orgId, uid, sealed, PREVIOUS_SECRET_HOURS, earlierSecretsAfterRotation(box, stored, Number(stored.now_ms))],
+    );
+  }, options);
   return endpoint && { endpoint, secret };
 }

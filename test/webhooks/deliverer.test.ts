@@ -6,7 +6,8 @@ import { describeEachStore } from '../helpers/stores.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 import { postEntry } from '../helpers/writes.js';
-import { attemptsOf, deliveriesOf, insertEndpoint, newDeliverer } from './deliverer-helpers.js';
+import { rotateEndpointSecret } from '../../src/webhooks/webhook-endpoints.js';
+import { attemptsOf, deliveriesOf, insertEndpoint, newDeliverer, TEST_BOX } from './deliverer-helpers.js';
 import { startHttpReceiver, type Receiver } from './receivers.js';
 
 const receivers: Receiver[] = [];
@@ -31,6 +32,24 @@ describeEachStore('the webhook deliverer', (store) => {
     await insertCreditLimits(store(), tenant.org.id, [limit]);
     return limit.uid;
   };
+
+  it('signs with every secret still honoured after two rotations in a day, so receivers still on the first verify', async () => {
+    const limit = await newLimit();
+    await publishAllEvents(store(), writer().org.id);
+    const hits = await receiver(() => 200);
+    const endpoint = await insertEndpoint(store(), writer().org.id, `http://127.0.0.1:${hits.port}/hook`, ['ledger_entry.*']);
+    const rotate = async () => (await rotateEndpointSecret(store(), writer().org.id, endpoint.uid, TEST_BOX))!.secret;
+    const secrets = [endpoint.secret, await rotate(), await rotate()];
+    expect((await postEntry(app(), 'drawdown', limit, { amount: '5.00' }, { authorization: writer().authorization })).statusCode).toBe(201);
+    await publishAllEvents(store(), writer().org.id);
+    await newDeliverer(store()).deliverDue();
+
+    expect(hits.requests).toHaveLength(1);
+    const [request] = hits.requests;
+    const headers = Object.fromEntries(Object.entries(request!.headers).map(([name, value]) => [name, String(value)]));
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(3);
+    for (const secret of secrets) expect((new Webhook(secret).verify(request!.body, headers) as { type: string }).type).toBe('ledger_entry.created');
+  });
 
   it('POSTs a drawdown’s events, signed so that standardwebhooks verifies them, the body being the event as GET renders it', async () => {
     const limit = await newLimit();

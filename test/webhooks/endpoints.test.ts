@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/store.js';
-import { signingSecretsOf } from '../../src/webhooks/endpoint-secrets.js';
+import { MAX_EARLIER_SECRETS, signingSecretsOf, type SealedEndpointSecrets } from '../../src/webhooks/endpoint-secrets.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { logBuffer } from '../helpers/log-buffer.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -291,27 +291,68 @@ describeEachStore('webhook endpoints', (store) => {
       expect(rotated.secret).not.toBe(endpoint.secret);
       expect((await send(app, owner, 'GET', `${PATH}${endpoint.id}/`)).body).not.toContain(rotated.secret!.slice(6));
 
-      const [row] = await store().query<{ secret_ciphertext: Uint8Array; previous_secret_ciphertext: Uint8Array; previous_secret_expires_at: Date; within_a_day: boolean }>(
-        `SELECT secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at,
-                previous_secret_expires_at BETWEEN now() + interval '23 hours' AND now() + interval '24 hours' AS within_a_day
-           FROM webhook_endpoints WHERE org_id = $1 AND uid = $2`,
-        [owner.org.id, endpoint.id],
-      );
-      expect(row!.within_a_day).toBe(true);
-      const expiry = new Date(row!.previous_secret_expires_at);
-      expect(signingSecretsOf(box, row!, new Date(expiry.getTime() - 1000))).toEqual([rotated.secret, endpoint.secret]);
-      expect(signingSecretsOf(box, row!, new Date(expiry.getTime() + 1000))).toEqual([rotated.secret]);
+      type Row = SealedEndpointSecrets & { previous_secret_expires_at: Date; within_a_day: boolean };
+      const stored = async () =>
+        (
+          await store().query<Row>(
+            `SELECT secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at, earlier_secrets,
+                    previous_secret_expires_at BETWEEN now() + interval '23 hours' AND now() + interval '24 hours' AS within_a_day
+               FROM webhook_endpoints WHERE org_id = $1 AND uid = $2`,
+            [owner.org.id, endpoint.id],
+          )
+        )[0]!;
+      const row = await stored();
+      expect(row.within_a_day).toBe(true);
+      const expiry = new Date(row.previous_secret_expires_at);
+      expect(signingSecretsOf(box, row, new Date(expiry.getTime() - 1000))).toEqual([rotated.secret, endpoint.secret]);
+      expect(signingSecretsOf(box, row, new Date(expiry.getTime() + 1000))).toEqual([rotated.secret]);
 
-      // A second rotation keeps only the secret it replaces.
-      const again = (await send(app, owner, 'POST', `${PATH}${endpoint.id}/rotate_secret/`, {})).json<Endpoint>();
-      const [after] = await store().query<{ secret_ciphertext: Uint8Array; previous_secret_ciphertext: Uint8Array; previous_secret_expires_at: Date }>(
-        'SELECT secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at FROM webhook_endpoints WHERE org_id = $1 AND uid = $2',
+      // Rotated again 12 hours later (its answer was lost, say): the first secret still signs until its own
+      // 24 hours end, the second until 24 hours after this rotation. (In UTC: Citus refuses timestamptz - interval here.)
+      await store().query(
+        `UPDATE webhook_endpoints SET previous_secret_expires_at = ((previous_secret_expires_at AT TIME ZONE 'UTC') - interval '12 hours') AT TIME ZONE 'UTC'
+          WHERE org_id = $1 AND uid = $2`,
         [owner.org.id, endpoint.id],
       );
-      expect(signingSecretsOf(box, after!, new Date())).toEqual([again.secret, rotated.secret]);
+      const firstExpiry = expiry.getTime() - 12 * 3_600_000;
+      const again = (await send(app, owner, 'POST', `${PATH}${endpoint.id}/rotate_secret/`, {})).json<Endpoint>();
+      const after = await stored();
+      expect(signingSecretsOf(box, after, new Date())).toEqual([again.secret, rotated.secret, endpoint.secret]);
+      expect(signingSecretsOf(box, after, new Date(firstExpiry + 1000))).toEqual([again.secret, rotated.secret]);
+      expect(signingSecretsOf(box, after, new Date(new Date(after.previous_secret_expires_at).getTime() + 1000))).toEqual([again.secret]);
+      // However many rotations, at most 8 secrets sign: the newest.
+      const secrets = [endpoint.secret, rotated.secret, again.secret];
+      for (let i = 0; i < 8; i += 1) secrets.push((await send(app, owner, 'POST', `${PATH}${endpoint.id}/rotate_secret/`, {})).json<Endpoint>().secret);
+      expect(signingSecretsOf(box, await stored(), new Date())).toEqual(secrets.slice(-(MAX_EARLIER_SECRETS + 2)).reverse());
+      // Sealed: no secret's text in the column.
+      const [{ sealed } = { sealed: '' }] = await store().query<{ sealed: string }>("SELECT encode(earlier_secrets, 'hex') AS sealed FROM webhook_endpoints WHERE org_id = $1 AND uid = $2", [owner.org.id, endpoint.id]);
+      expect(sealed.length).toBeGreaterThan(0);
+      for (const secret of secrets) expect(sealed).not.toContain(Buffer.from(secret!.slice(6)).toString('hex'));
       expect((await send(app, owner, 'POST', `${PATH}${endpoint.id}/rotate_secret/`, { expires: 1 })).statusCode).toBe(422);
       expect(log.text()).not.toContain(again.secret!.slice(6));
     });
+  });
+
+  it('recovers from a lost WEBHOOK_SECRET_KEY as the docs say: under a new key a rotation signs with the new secret at once', async () => {
+    const endpoint = await create(app, owner);
+    await send(app, owner, 'POST', `${PATH}${endpoint.id}/rotate_secret/`, {});
+    const newKey = SecretBox.fromKey(randomBytes(32));
+    const recovered = await buildApp({ store: store(), webhooks: { secretBox: newKey } });
+    try {
+      const rotate = () => recovered.inject({ method: 'POST', url: `${PATH}${endpoint.id}/rotate_secret/`, headers: { authorization: owner.authorization, 'content-type': 'application/json' }, payload: '{}' });
+      const first = await rotate();
+      expect(first.statusCode, first.body).toBe(200);
+      const second = await rotate();
+      expect(second.statusCode, second.body).toBe(200);
+      const [row] = await store().query<SealedEndpointSecrets>(
+        'SELECT secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at, earlier_secrets FROM webhook_endpoints WHERE org_id = $1 AND uid = $2',
+        [owner.org.id, endpoint.id],
+      );
+      // The secrets sealed under the lost key are left out; the two made under the new one sign.
+      expect(signingSecretsOf(newKey, row!, new Date())).toEqual([second.json<Endpoint>().secret, first.json<Endpoint>().secret]);
+    } finally {
+      await recovered.close();
+    }
   });
 
   describe('GET /api/webhook_endpoints/{id}/deliveries/', () => {
