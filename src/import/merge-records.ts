@@ -167,8 +167,9 @@ export class RecordMerger {
    * (the transaction's), or the line's updated_at if that is later; it never
    * moves backwards, so a client syncing with `updated_from` always sees the
    * change. (A line's earlier updated_at is kept only for a record this
-   * import creates, in whichever batch: that is history being loaded, which
-   * no client has seen yet.) The condition is checked again on
+   * import creates: that is history being loaded, which no client has seen
+   * yet. A later line of the same import, in another batch, moves it on like
+   * any change: the line's updated_at if later, else a microsecond.) The condition is checked again on
    * the row as it is now: a drawdown since the staging can only make a
    * change unnecessary.
    *
@@ -200,7 +201,7 @@ export class RecordMerger {
          UPDATE ${kind.table} t
             SET ${columns.map((c) => `${c} = s.${c}`).join(', ')},
                 created_at = coalesce(s.created_at, t.created_at),
-                updated_at = CASE WHEN s.merge_created THEN coalesce(s.updated_at, greatest(${microsecondAfter('t.updated_at')}, $2::timestamptz))
+                updated_at = CASE WHEN s.merge_created THEN greatest(coalesce(s.updated_at, $2::timestamptz), ${microsecondAfter('t.updated_at')})
                                   ELSE greatest(s.updated_at, $2::timestamptz, ${microsecondAfter('t.updated_at')}) END
            FROM ${unnest}
           WHERE t.org_id = $1 AND t.id = s.merge_target_id AND ${changesStoredRow(kind)}

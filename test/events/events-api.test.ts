@@ -273,7 +273,21 @@ describeEachStore('the events API', (store) => {
       { ...BOOK[2], uid: 'cl_ev_imported' },
       { object: 'drawdown', limit: 'cl_ev_imported', amount: '25.00' },
     ]);
+    // One limit in two batches of one import, both lines stamped with the same export time.
+    const exported = '2026-01-01T00:00:00.000000Z';
+    await importLines(
+      store(),
+      tenant.org.uid,
+      [
+        { ...BOOK[2], uid: 'cl_ev_batches', capacity: '100.00', updated_at: exported },
+        { ...BOOK[2], uid: 'cl_ev_batches', capacity: '200.00', updated_at: exported },
+      ],
+      { batchLines: 1 },
+    );
     await publish();
+    const batches = (await walkEvents('/api/events/?object=cl_ev_batches&order_by=created_at&cursor=')).events.map((event) => event.data.object);
+    expect(batches.map((state) => state.capacity)).toEqual([100, 200]);
+    expect(String(batches[1]!.updated_at) > String(batches[0]!.updated_at), `${batches[0]!.updated_at} then ${batches[1]!.updated_at}`).toBe(true);
     for (const uid of ['cl_ev_burst', 'cl_ev_imported']) {
       const states = (await walkEvents(`/api/events/?object=${uid}&order_by=created_at&cursor=`)).events.map((event) => event.data.object);
       const byOutstanding = [...states].sort((a, b) => Number(a.outstanding) - Number(b.outstanding));
