@@ -1,4 +1,4 @@
-import type { SecretBox } from './secret-box.js';
+import { SECRET_LIST_PURPOSE, type SecretBox } from './secret-box.js';
 
 /** How many secrets rotated out before the previous one keep signing at most (a delivery carries up to 8 signatures). */
 export const MAX_EARLIER_SECRETS = 6;
@@ -41,26 +41,25 @@ export function signingSecretsOf(box: SecretBox, row: SealedEndpointSecrets, now
  */
 export function earlierSecretsAfterRotation(box: SecretBox, row: SealedEndpointSecrets, nowMs: number): Buffer | null {
   const kept = honouredSecrets(box, row, nowMs).slice(0, MAX_EARLIER_SECRETS);
-  return kept.length === 0 ? null : box.seal(JSON.stringify(kept));
+  return kept.length === 0 ? null : box.seal(JSON.stringify(kept), SECRET_LIST_PURPOSE);
 }
 
 /** The previous secret and the earlier ones, those not yet expired at `nowMs`, newest first. */
 function honouredSecrets(box: SecretBox, row: SealedEndpointSecrets, nowMs: number): EarlierSecret[] {
+  // Each by its own expiry: two rotations at once may leave an earlier secret expiring after the previous one.
   const previousExpiresAt = row.previous_secret_expires_at === null ? NaN : new Date(row.previous_secret_expires_at).getTime();
-  // Every earlier secret expires before the previous one: none is honoured once it has expired.
-  if (row.previous_secret_ciphertext === null || !(previousExpiresAt > nowMs)) return [];
-  const previous = openedOrNull(box, row.previous_secret_ciphertext);
-  const earlier = row.earlier_secrets === null ? null : openedOrNull(box, row.earlier_secrets);
+  const previous = row.previous_secret_ciphertext !== null && previousExpiresAt > nowMs ? openedOrNull(() => box.open(row.previous_secret_ciphertext!)) : null;
+  const earlier = row.earlier_secrets === null ? null : openedOrNull(() => JSON.parse(box.open(row.earlier_secrets!, SECRET_LIST_PURPOSE)) as EarlierSecret[]);
   return [
     ...(previous === null ? [] : [{ secret: previous, expires_at: new Date(previousExpiresAt).toISOString() }]),
-    ...(earlier === null ? [] : (JSON.parse(earlier) as EarlierSecret[]).filter(({ expires_at }) => Date.parse(expires_at) > nowMs)),
+    ...(earlier ?? []).filter(({ expires_at }) => Date.parse(expires_at) > nowMs),
   ];
 }
 
-/** What `sealed` holds, or null if it does not open under `box` (sealed under a key since lost). */
-function openedOrNull(box: SecretBox, sealed: Uint8Array): string | null {
+/** What `open` returns, or null if it throws: sealed under a key since lost (or altered). */
+function openedOrNull<T>(open: () => T): T | null {
   try {
-    return box.open(sealed);
+    return open();
   } catch {
     return null;
   }
