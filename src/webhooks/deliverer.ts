@@ -44,6 +44,8 @@ export interface DelivererOptions {
   readonly claimsPerTurn?: number;
   /** How often the node looks for due retries and other nodes' events. */
   readonly pollIntervalMs?: number;
+  /** The most organizations one look finds; the next look goes on after the last one found. */
+  readonly organizationsPerLook?: number;
   /** How long every attempt to an endpoint must have failed before it is disabled. */
   readonly failingDisableMs?: number;
   /** Certificates to trust besides the system's (an internal CA). */
@@ -61,6 +63,7 @@ export const DEFAULT_DELIVERER = {
   maxInFlightPerOrganization: 128,
   claimsPerTurn: 32,
   pollIntervalMs: 500,
+  organizationsPerLook: 1000,
   failingDisableMs: 3 * 24 * 3600 * 1000,
 } as const;
 
@@ -94,6 +97,8 @@ export class Deliverer {
   private readonly namedSinceClaim = new Set<string>();
   /** The next round asks the database which organizations have due work. */
   private discover = true;
+  /** Where the next look starts: after the last organization of a look that found as many as it could take. */
+  private lookedThrough: string | undefined;
   private readonly agents: EndpointAgents;
   private readonly windows: EndpointWindows;
   private readonly recorder: AttemptRecorder;
@@ -203,6 +208,14 @@ export class Deliverer {
     } while (this.again && !this.stopped);
   }
 
+  /** A full answer: the next look goes on after it; a short one reached the end: the next starts from the first again. */
+  private async organizationsWithDueWork(): Promise<string[]> {
+    const limit = this.settings.organizationsPerLook;
+    const found = await organizationsWithDueDeliveries(this.store, limit, this.lookedThrough);
+    this.lookedThrough = found.length >= limit ? found.at(-1) : undefined;
+    return found;
+  }
+
   private room(): number {
     return this.settings.maxInFlight - this.attempts.size;
   }
@@ -211,7 +224,7 @@ export class Deliverer {
     if (this.room() <= 0) return;
     const discover = this.discover;
     this.discover = false;
-    const found = discover ? await organizationsWithDueDeliveries(this.store) : [];
+    const found = discover ? await this.organizationsWithDueWork() : [];
     let waiting = this.fairOrder([...new Set([...found, ...this.known])]);
     while (waiting.length > 0 && !this.stopped && this.room() > 0) {
       const more: string[] = [];

@@ -62,7 +62,10 @@ const UTC_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 /**
  * Organizations with a due, unclaimed delivery to an enabled endpoint (the
  * only ones a claim takes): the one statement across organizations. $1 the
- * most to return. Driven by the endpoints (16 at most per organization), one
+ * most to return, $2 the organization id after which to start (-1: from
+ * the first), in id order: with more organizations at once than $1, the
+ * next question starts where this one stopped, so none waits for ever.
+ * Driven by the endpoints (16 at most per organization), one
  * index probe each for its earliest due delivery (ORDER BY and LIMIT 1 in a
  * LATERAL: the index's order, so never a join, nor a sequential scan that
  * would read the whole table for an endpoint with nothing due). Read from
@@ -70,11 +73,11 @@ const UTC_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
  * made every node's every round read them all (0.9 s), and every other
  * organization's deliveries waited behind it.
  */
-export const ORGANIZATIONS_WITH_DUE_WORK = `SELECT DISTINCT w.org_id::text AS org_id FROM webhook_endpoints w
+export const ORGANIZATIONS_WITH_DUE_WORK = `SELECT DISTINCT w.org_id FROM webhook_endpoints w
   CROSS JOIN LATERAL (SELECT 1 FROM webhook_deliveries d
      WHERE d.org_id = w.org_id AND d.endpoint_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= now()
        AND (d.claimed_until IS NULL OR d.claimed_until <= now()) ORDER BY d.next_attempt_at LIMIT 1) due
-  WHERE NOT w.disabled LIMIT $1`;
+  WHERE NOT w.disabled AND w.org_id > $2 ORDER BY w.org_id LIMIT $1`;
 
 /**
  * The organization's enabled endpoints that no other node is claiming for
@@ -127,9 +130,10 @@ const CLAIM = `WITH room AS (
 type ClaimRow = EndpointSecretsRow &
   EventRow & { delivery_id: string; endpoint_id: string; event_id: string; attempt: number; url: string; published_at_ms: number | string };
 
-export async function organizationsWithDueDeliveries(db: Queryable, limit = 1000): Promise<string[]> {
-  const rows = await db.query<{ org_id: string }>(ORGANIZATIONS_WITH_DUE_WORK, [limit]);
-  return rows.map((row) => row.org_id);
+/** The organizations with due work after `after` (see ORGANIZATIONS_WITH_DUE_WORK), at most `limit`, in id order. */
+export async function organizationsWithDueDeliveries(db: Queryable, limit = 1000, after?: string): Promise<string[]> {
+  const rows = await db.query<{ org_id: string | number }>(ORGANIZATIONS_WITH_DUE_WORK, [limit, after ?? '-1']);
+  return rows.map((row) => String(row.org_id));
 }
 
 /** Claims up to `limits.max` due deliveries of the organization (one short transaction; nothing held after it). */

@@ -18,7 +18,7 @@ import { startHttpReceiver } from '../webhooks/receivers.js';
  */
 export const FLEET_WIDE_STATEMENTS: readonly RegExp[] = [
   /^SELECT DISTINCT org_id::text AS org_id FROM event_outbox LIMIT \$1$/,
-  /^SELECT DISTINCT w\.org_id::text AS org_id FROM webhook_endpoints w CROSS JOIN LATERAL \(SELECT 1 FROM webhook_deliveries d/,
+  /^SELECT DISTINCT w\.org_id FROM webhook_endpoints w CROSS JOIN LATERAL \(SELECT 1 FROM webhook_deliveries d/,
   /^SELECT org_id::text AS org_id FROM event_streams ORDER BY org_id$/,
 ];
 

@@ -72,6 +72,32 @@ describeEachStore('how many attempts an endpoint has in flight', (store) => {
     expect(fast.requests).toHaveLength(5);
   });
 
+  it('finds every organization with due work in turn, however many a look can take: one with work it cannot send does not hide the others', async () => {
+    const hole = await startBlackHole();
+    const fast = await startHttpReceiver((_request, response) => response.writeHead(204).end());
+    receivers.push(hole, fast);
+    // Created first: the lowest id, with due deliveries a window of one leaves unclaimed, look after look.
+    const stuck = await createTenant(store(), 'Stuck first', 'write');
+    const others = [await createTenant(store(), 'Second', 'write'), await createTenant(store(), 'Third', 'write')];
+    await insertEndpoint(store(), stuck.org.id, `http://127.0.0.1:${hole.port}/`);
+    for (const other of others) await insertEndpoint(store(), other.org.id, `http://127.0.0.1:${fast.port}/${other.org.uid}`);
+    for (const orgId of [stuck.org.id, ...others.map((other) => other.org.id)]) {
+      await insertCreditLimits(store(), orgId, Array.from({ length: 3 }, () => creditLimit()));
+      await publishAllEvents(store(), orgId);
+    }
+    // One organization a look, found only by looking (nothing published on this node).
+    const deliverer = newDeliverer(store(), { deadlineMs: 20_000, claimMs: 60_000, maxInFlightPerEndpoint: 1, initialInFlightPerEndpoint: 1, organizationsPerLook: 1, pollIntervalMs: 20 });
+    try {
+      deliverer.start();
+      for (const other of others) {
+        await eventually(async () => (await deliveriesOf(store(), other.org.id)).every((d) => d.state === 'delivered'), 60_000, `${other.org.uid}'s events delivered`);
+      }
+    } finally {
+      await deliverer.stop();
+    }
+    expect(fast.requests).toHaveLength(6);
+  });
+
   it('asks the database which organizations have work only when polled, not after every attempt', async () => {
     const fast = await startHttpReceiver((_request, response) => response.writeHead(204).end());
     receivers.push(fast);

@@ -105,8 +105,11 @@ describeEachStore('finding the organizations with due deliveries behind a backlo
     const found = await organizationsWithDueDeliveries(store());
     expect(found).toContain(backlogged.org.id);
     expect(found).not.toContain(quiet.org.id);
+    // In id order, from after the one given.
+    expect(await organizationsWithDueDeliveries(store(), 1000, backlogged.org.id)).not.toContain(backlogged.org.id);
+    expect(await organizationsWithDueDeliveries(store(), 1000, String(BigInt(backlogged.org.id) - 1n))).toContain(backlogged.org.id);
 
-    const [row] = await store().query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (FORMAT JSON) ${ORGANIZATIONS_WITH_DUE_WORK}`, [1000]);
+    const [row] = await store().query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (FORMAT JSON) ${ORGANIZATIONS_WITH_DUE_WORK}`, [1000, '-1']);
     const plan = row!['QUERY PLAN'];
     const probes = indexScans((typeof plan === 'string' ? (JSON.parse(plan) as [{ Plan: PlanNode }]) : plan)[0].Plan);
     expect(probes.length).toBeGreaterThan(0);
