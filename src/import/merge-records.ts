@@ -169,9 +169,9 @@ export class RecordMerger {
    * change. (A line's earlier updated_at is kept only for a record this
    * import creates: that is history being loaded, which no client has seen
    * yet. A later line of the same import, in another batch, moves it on like
-   * any change: the line's updated_at if later, else a microsecond.) The condition is checked again on
-   * the row as it is now: a drawdown since the staging can only make a
-   * change unnecessary.
+   * any change: the line's updated_at if later, else a microsecond.) The
+   * condition is checked again on the row as it is now: a drawdown since the
+   * staging can only make a change unnecessary.
    *
    * The changed lines go to the organization's table as array parameters
    * (one per column, produced as text by a statement on the temporary table).

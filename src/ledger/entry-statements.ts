@@ -1,8 +1,8 @@
 import { TIMESTAMP_TEXT, type EntryWrite, type LimitView } from './entry-answer.js';
 import { claimedKeyGate, type ClaimRequest } from './idempotency-keys.js';
-import { RECORD_CHANGED_AT } from './record-changed-at.js';
 import type { LedgerKind } from './ledger-entry.js';
 import type { LoneWrite } from './ledger-operation.js';
+import { RECORD_CHANGED_AT } from './record-changed-at.js';
 
 /** The SQL of a drawdown or repayment: the statement of the long way, and the two of a write sent alone in one message. */
 

@@ -5,8 +5,8 @@ import { selectList, serializeRecord, type ApiRecord } from '../listing/record-r
 import type { Queryable } from '../store/store.js';
 import { newLedgerId } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
-import { RECORD_CHANGED_AT } from './record-changed-at.js';
 import type { Applied, LedgerOperation } from './ledger-operation.js';
+import { RECORD_CHANGED_AT } from './record-changed-at.js';
 
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 

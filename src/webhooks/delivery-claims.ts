@@ -1,13 +1,10 @@
 import type { Queryable, Store } from '../store/store.js';
+import type { SealedEndpointSecrets } from './endpoint-secrets.js';
 
-/** An endpoint's signing secrets as the database holds them (sealed under WEBHOOK_SECRET_KEY). */
-export interface EndpointSecretsRow {
-  readonly secret_ciphertext: Uint8Array;
-  readonly previous_secret_ciphertext: Uint8Array | null;
+/** An endpoint's signing secrets as a claim returns them (sealed under WEBHOOK_SECRET_KEY). */
+export interface EndpointSecretsRow extends SealedEndpointSecrets {
   /** RFC 3339 UTC, or null. */
   readonly previous_secret_expires_at: string | null;
-  /** Secrets rotated out before the previous one, sealed as one list (src/webhooks/endpoint-secrets.ts), or null. */
-  readonly earlier_secrets: Uint8Array | null;
 }
 
 /**
