@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import { basicAuthorization } from '../helpers/tenants.js';
@@ -22,7 +22,7 @@ function logLines() {
   return { stream, lines, bytes: () => chunks.join('').length };
 }
 
-const WINDOW_MS = 300;
+const WINDOW_MS = 5000;
 
 describe('log volume during a database outage', () => {
   it('logs the first failure with its cause, then one summary with the count per window, and an access line per request', async () => {
@@ -30,34 +30,46 @@ describe('log volume during a database outage', () => {
     const store = unreachableStore();
     const app = await buildApp({ store, loggerInstance: createLogger('info', log.stream), outageSummaryMs: WINDOW_MS });
     const authorization = basicAuthorization('org_x', `lak_0000000000000000_${'A'.repeat(43)}`);
+    // The windows run on a clock the test moves, so a slow machine cannot end a window (and the outage) between two requests.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
-      const total = 60;
-      const started = Date.now();
-      for (let i = 0; i < total; i++) {
-        const url = i % 2 === 0 ? '/api/methods/' : '/readyz';
-        expect((await app.inject({ url, headers: { authorization } })).statusCode).toBe(503);
-      }
-      const elapsed = Date.now() - started;
+      const fail = async (requests: number, from: number) => {
+        for (let i = from; i < from + requests; i++) {
+          const url = i % 2 === 0 ? '/api/methods/' : '/readyz';
+          expect((await app.inject({ url, headers: { authorization } })).statusCode).toBe(503);
+        }
+      };
       const stacks = () => log.lines().filter((line) => typeof (line.err as { stack?: string } | undefined)?.stack === 'string');
+      const summaries = () => log.lines().filter((line) => typeof line.failures === 'number');
+
+      await fail(30, 0);
       expect(stacks()).toHaveLength(1);
       expect(stacks()[0]?.msg).toMatch(/^database unavailable/);
+      expect(summaries()).toHaveLength(0);
 
-      // Let the last window close: the summaries count every other failure, at most one per window.
-      await new Promise((resolve) => setTimeout(resolve, 2 * WINDOW_MS));
-      const summaries = log.lines().filter((line) => typeof line.failures === 'number');
-      expect(summaries.reduce((sum, line) => sum + Number(line.failures), 0)).toBe(total - 1);
-      expect(summaries.length).toBeLessThanOrEqual(Math.ceil(elapsed / WINDOW_MS) + 1);
-      const times = summaries.map((line) => Date.parse(String(line.time)));
-      for (let i = 1; i < times.length; i++) expect(Number(times[i]) - Number(times[i - 1])).toBeGreaterThanOrEqual(WINDOW_MS - 50);
+      // The window ends: one summary of the 29 failures after the first; the next window opens at once.
+      vi.advanceTimersByTime(WINDOW_MS);
+      expect(summaries().map((line) => line.failures)).toEqual([29]);
+      await fail(30, 30);
+      vi.advanceTimersByTime(WINDOW_MS - 1);
+      expect(summaries().map((line) => line.failures)).toEqual([29]);
+      vi.advanceTimersByTime(1);
+      expect(summaries().map((line) => line.failures)).toEqual([29, 30]);
+      expect(stacks()).toHaveLength(1);
+      const times = summaries().map((line) => Date.parse(String(line.time)));
+      expect(Number(times[1]) - Number(times[0])).toBe(WINDOW_MS);
 
-      // A quiet window ended the outage: the next failure is logged with its cause again.
-      await app.inject({ url: '/readyz' });
+      // A window with no failure ends the outage: no summary for it, and the next failure is logged with its cause again.
+      vi.advanceTimersByTime(WINDOW_MS);
+      expect(summaries()).toHaveLength(2);
+      await fail(1, 61);
       expect(stacks()).toHaveLength(2);
 
       const access = log.lines().filter((line) => line.msg === 'request');
-      expect(access).toHaveLength(total + 1);
+      expect(access).toHaveLength(61);
       expect(access.every((line) => line.status === 503 && line.err === undefined)).toBe(true);
     } finally {
+      vi.useRealTimers();
       await app.close();
       await store.close();
     }
