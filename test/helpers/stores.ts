@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { distribute } from '../../src/store/citus-distribution.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
-import { PostgresStore } from '../../src/store/postgres-store.js';
+import { PostgresStore, type PostgresStoreOptions } from '../../src/store/postgres-store.js';
 import type { Store, StoreKind } from '../../src/store/store.js';
 import { pgliteTemplate, TEST_SHARED_BUFFERS } from './pglite-template.js';
 
@@ -36,7 +36,7 @@ export async function openPgliteTestStore(): Promise<Store> {
   return store;
 }
 
-export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? '', poolSize = 8): Promise<Store> {
+export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? '', poolSize = 8, options: Pick<PostgresStoreOptions, 'poolWaitMs'> = {}): Promise<Store> {
   const schema = `test_${randomBytes(6).toString('hex')}`;
   // Through PgBouncer (no `options` startup parameter) a suite is isolated by
   // a role of its own whose search_path is its schema (test/topology/suite-through-pgbouncer.ts).
@@ -51,6 +51,7 @@ export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''
   const roleUrl = new URL(url);
   roleUrl.username = schema;
   const store = new PostgresStore(byRole ? roleUrl.toString() : url, {
+    ...options,
     poolSize,
     ...(byRole ? {} : { searchPath: schema }),
     namedStatements: process.env.DATABASE_PREPARED_STATEMENTS !== 'false',

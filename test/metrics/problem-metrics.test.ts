@@ -107,7 +107,7 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('database bud
     try {
       const tenant = await createTenant(store);
       const registry = new Registry();
-      const app = await buildApp({ store, metrics: registry, databaseRequestBudgetMs: 300 });
+      const app = await buildApp({ store, metrics: registry, databaseRequestBudgetMs: 2000 });
       expect((await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } })).statusCode).toBe(200);
       expect(await sampleOf(registry, 'lending_api_db_budget_exhausted_total')).toBe(0);
       // The pool's one connection held: the request spends its budget waiting for it.
