@@ -78,18 +78,22 @@ describe.runIf(binDir)('when PostgreSQL goes away and comes back', () => {
 describe.runIf(binDir)('when every pooled connection is busy', () => {
   it('makes requests wait for a free connection (load) rather than answer 503 (outage)', async () => {
     const pg = await createTempPostgres(binDir ?? '');
-    const store = new PostgresStore(pg.url, { poolSize: 1, connectionTimeoutMs: 200, poolWaitMs: 10_000 });
+    const store = new PostgresStore(pg.url, { poolSize: 1, connectionTimeoutMs: 2000, poolWaitMs: 60_000 });
     const locker = new PostgresStore(pg.url, { poolSize: 1 });
     try {
       await migrate(store);
       const tenant = await createTenant(store);
       const app = await buildApp({ store });
-      const get = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }), 15_000);
+      const get = () => answered(app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } }), 60_000);
+      let locked = () => {};
+      const lockTaken = new Promise<void>((resolve) => (locked = resolve));
       const released = locker.transaction(async (tx) => {
         await tx.query('LOCK TABLE payment_methods IN ACCESS EXCLUSIVE MODE');
+        locked();
         // Hold the only pooled connection (blocked on the lock) for longer than the connect timeout.
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await new Promise((resolve) => setTimeout(resolve, 3000));
       });
+      await lockTaken;
       const responses = await Promise.all([get(), get(), get()]);
       await released;
       expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200]);
