@@ -12,7 +12,7 @@ import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } 
 import type { SpawnedServer } from '../helpers/spawn-server.js';
 import { postgresBinDir } from '../helpers/temp-postgres.js';
 import { basicAuthorization, type Tenant } from '../helpers/tenants.js';
-import { startTwoNodes, type TwoNodes } from '../helpers/two-nodes.js';
+import { startTwoNodes, UNBOUNDED_WAITS, type TwoNodes } from '../helpers/two-nodes.js';
 
 const binDir = postgresBinDir();
 const LIMITS = ['cl_e0', 'cl_e1'];
@@ -125,7 +125,7 @@ describe.runIf(binDir)('events and webhooks over two serve processes (model)', (
         await insertCreditLimits(seedStore, seedTenant.org.id, LIMITS.map((uid) => creditLimit({ uid, entity: 'ent_e', currency: 'USD', capacity: '1000.00', outstanding: '0.00' })));
         await insertPaymentMethods(seedStore, seedTenant.org.id, [paymentMethod({ uid: PAYMENT_METHOD, entity: 'ent_e', currency: 'USD', type: 'ACH' })]);
       },
-      { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') },
+      { ...UNBOUNDED_WAITS, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') },
     );
     ({ store, tenant, servers } = nodes);
     const webhooksKey = await createApiKey(store, tenant.org.uid, undefined, 'webhooks' as KeyScope);

@@ -18,6 +18,12 @@ export interface TwoNodes {
  * Starts the PostgreSQL (its pg_stat_database counts only this test's deadlocks), migrates it, creates the
  * tenant, lets `seed` give it records, then starts both processes.
  */
+/**
+ * No database budget and no queue wait a write could outlast: for tests that model what writes do to the money,
+ * where a slow machine answering 503 overloaded or 504 outcome_unknown would be a failure of the machine, not the model.
+ */
+export const UNBOUNDED_WAITS: Readonly<Record<string, string>> = { DATABASE_REQUEST_BUDGET_MS: '0', WRITE_QUEUE_WAIT_MS: '600000' };
+
 export async function startTwoNodes(
   binDir: string,
   tenantName: string,

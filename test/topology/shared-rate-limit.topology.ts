@@ -29,7 +29,7 @@ describe.runIf(usable)('three service processes sharing one Redis', () => {
     await migrate(store);
     tenant = await createTenant(store);
     await insertPaymentMethods(store, tenant.org.id, [paymentMethod({ uid: 'pm_1' })]);
-    const env = { DATABASE_URL: postgresUrlWithSchema(DATABASE_URL, schema), REDIS_URL: TEST_REDIS_URL, RATE_LIMIT_PER_MINUTE: '60' };
+    const env = { DATABASE_URL: postgresUrlWithSchema(DATABASE_URL, schema), REDIS_URL: TEST_REDIS_URL, RATE_LIMIT_PER_MINUTE: '60', REDIS_TIMEOUT_MS: '5000' };
     nodes = await Promise.all([spawnServer([], env), spawnServer([], env), spawnServer([], env)]);
   });
   afterAll(async () => {

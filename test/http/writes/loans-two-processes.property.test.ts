@@ -5,7 +5,7 @@ import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } 
 import type { SpawnedServer } from '../../helpers/spawn-server.js';
 import { postgresBinDir } from '../../helpers/temp-postgres.js';
 import type { Tenant } from '../../helpers/tenants.js';
-import { startTwoNodes, type TwoNodes } from '../../helpers/two-nodes.js';
+import { startTwoNodes, UNBOUNDED_WAITS, type TwoNodes } from '../../helpers/two-nodes.js';
 
 const binDir = postgresBinDir();
 const LIMITS = ['cl_m0', 'cl_m1', 'cl_m2'];
@@ -54,7 +54,7 @@ describe.runIf(binDir)('loans, repayments and direct entries over two serve proc
     nodes = await startTwoNodes(binDir ?? '', 'Model lender', async (seedStore, seedTenant) => {
       await insertCreditLimits(seedStore, seedTenant.org.id, LIMITS.map((uid) => creditLimit({ uid, entity: 'ent_m', currency: 'USD', capacity: '1000.00', outstanding: '0.00' })));
       await insertPaymentMethods(seedStore, seedTenant.org.id, [paymentMethod({ uid: 'pm_m', entity: 'ent_m', currency: 'USD' })]);
-    });
+    }, UNBOUNDED_WAITS);
     ({ store, tenant } = nodes);
     servers.push(...nodes.servers);
   }, 180_000);
