@@ -97,7 +97,9 @@ describe('slow clients', () => {
         expect(response.status).toBe(200);
         return performance.now() - started;
       };
-      const p99 = (latencies: number[]) => [...latencies].sort((a, b) => a - b)[Math.floor(latencies.length * 0.99)] ?? Infinity;
+      const quantile = (latencies: number[], q: number) => [...latencies].sort((a, b) => a - b)[Math.floor(latencies.length * q)] ?? Infinity;
+      const p99 = (latencies: number[]) => quantile(latencies, 0.99);
+      const median = (latencies: number[]) => quantile(latencies, 0.5);
       const baseline: number[] = [];
       for (let i = 0; i < 30; i++) baseline.push(await ordinaryRequest());
 
@@ -116,9 +118,9 @@ describe('slow clients', () => {
       // Every slow socket is cut by the headers timeout (checked every 70 ms here), not held open; slack for a busy machine.
       for (const client of closed) expect(client.afterMs).toBeLessThan(limits.headersTimeoutMs + 3000);
       expect(closed.filter((client) => client.answer.startsWith('HTTP/1.1 408')).length).toBeGreaterThan(190);
-      // Under 100 ms on an idle machine; relative to the same machine's own baseline here, so a busy CPU does not fail it,
-      // while ordinary requests starved behind the slow sockets would.
-      expect(p99(latencies)).toBeLessThan(Math.max(1000, 4 * p99(baseline)));
+      // Relative to the same machine's own baseline, and by the median (one stall of a busy CPU moves a p99 of 30, not
+      // the median), while ordinary requests starved behind the slow sockets would move both.
+      expect(median(latencies)).toBeLessThan(Math.max(1000, 4 * median(baseline)));
     });
   });
 
