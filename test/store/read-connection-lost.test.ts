@@ -6,6 +6,8 @@ import { tcpRelay } from '../helpers/tcp-relay.js';
 import { createTempPostgres, postgresBinDir, type TempPostgres } from '../helpers/temp-postgres.js';
 
 const binDir = postgresBinDir();
+// A read that waits for the advisory lock whileHeld holds (released with the read's own transaction).
+const HELD = 'pg_advisory_xact_lock_shared(7)';
 
 async function runningBackend(admin: pg.Client, marker: string): Promise<number> {
   for (let i = 0; i < 400; i += 1) {
@@ -17,6 +19,19 @@ async function runningBackend(admin: pg.Client, marker: string): Promise<number>
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error('the query never started');
+}
+
+/**
+ * Runs `cut` while the read is held in the database (waiting for an advisory lock the admin holds), so it is still
+ * running when its connection is cut however slow the machine; then lets it, and its retry, through.
+ */
+async function whileHeld<T>(admin: pg.Client, cut: () => Promise<T>): Promise<T> {
+  await admin.query('SELECT pg_advisory_lock(7)');
+  try {
+    return await cut();
+  } finally {
+    await admin.query('SELECT pg_advisory_unlock(7)');
+  }
 }
 
 // HAProxy cutting the sessions of a standby being promoted, as a terminated backend: the read runs again elsewhere.
@@ -39,10 +54,13 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
 
   it('is answered from a fresh connection within its budget instead of failing', async () => {
     const db = store.withBudget(new DatabaseBudget(30_000));
-    const read = db.query<{ answer: number }>("SELECT 42 AS answer, pg_sleep(0.3) AS marker_first_read");
-    const pid = await runningBackend(admin, 'marker_first_read');
-    await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-    expect(await read).toEqual([{ answer: 42, marker_first_read: '' }]);
+    const read = await whileHeld(admin, async () => {
+      const held = db.query<{ answer: number }>(`SELECT 42 AS answer, ${HELD} AS marker_first_read`);
+      const pid = await runningBackend(admin, 'marker_first_read');
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      return { held };
+    });
+    expect(await read.held).toEqual([{ answer: 42, marker_first_read: '' }]);
     expect(store.connectionRetries).toBe(1);
   });
 
@@ -52,10 +70,13 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
     const db = store.withBudget(new DatabaseBudget(30_000));
     await Promise.all(Array.from({ length: 4 }, () => db.query('SELECT pg_sleep(0.05)')));
     const retriesBefore = store.connectionRetries;
-    const read = db.query<{ answer: number }>('SELECT 42 AS answer, pg_sleep(0.3) AS marker_all_cut');
-    await runningBackend(admin, 'marker_all_cut');
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
-    expect(await read).toEqual([{ answer: 42, marker_all_cut: '' }]);
+    const read = await whileHeld(admin, async () => {
+      const held = db.query<{ answer: number }>(`SELECT 42 AS answer, ${HELD} AS marker_all_cut`);
+      await runningBackend(admin, 'marker_all_cut');
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+      return { held };
+    });
+    expect(await read.held).toEqual([{ answer: 42, marker_all_cut: '' }]);
     expect(store.connectionRetries).toBe(retriesBefore + 1);
   });
 
@@ -68,11 +89,14 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
     try {
       const db = relayed.withBudget(new DatabaseBudget(30_000));
       await db.query('SELECT 1');
-      const read = db.query<{ answer: number }>('SELECT 42 AS answer, pg_sleep(0.3) AS marker_retry_closed');
-      const pid = await runningBackend(admin, 'marker_retry_closed');
-      proxy.closeNext(1);
-      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-      expect(await read).toEqual([{ answer: 42, marker_retry_closed: '' }]);
+      const read = await whileHeld(admin, async () => {
+        const held = db.query<{ answer: number }>(`SELECT 42 AS answer, ${HELD} AS marker_retry_closed`);
+        const pid = await runningBackend(admin, 'marker_retry_closed');
+        proxy.closeNext(1);
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        return { held };
+      });
+      expect(await read.held).toEqual([{ answer: 42, marker_retry_closed: '' }]);
       expect(relayed.connectionRetries).toBe(2);
     } finally {
       await relayed.close();
@@ -84,15 +108,18 @@ describe.runIf(binDir)('a request’s read whose connection is lost under it', (
     const db = store.withBudget(new DatabaseBudget(30_000));
     // Its rejection is heard at once: it may come before the test gets to await it (the second loss lands
     // while the admin's terminate is still being answered), and unheard it is an unhandled rejection.
-    const read = db.query("SELECT pg_sleep(2) AS marker_second_read").then(
-      () => 'answered',
-      (error: unknown) => error,
-    );
-    const first = await runningBackend(admin, 'marker_second_read');
-    await admin.query('SELECT pg_terminate_backend($1)', [first]);
-    let second = first;
-    for (let i = 0; i < 400 && second === first; i += 1) second = await runningBackend(admin, 'marker_second_read');
-    await admin.query('SELECT pg_terminate_backend($1)', [second]);
-    expect(await read).toMatchObject({ name: 'StoreUnavailableError' });
+    const read = await whileHeld(admin, async () => {
+      const held = db.query(`SELECT ${HELD} AS marker_second_read`).then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      const first = await runningBackend(admin, 'marker_second_read');
+      await admin.query('SELECT pg_terminate_backend($1)', [first]);
+      let second = first;
+      for (let i = 0; i < 400 && second === first; i += 1) second = await runningBackend(admin, 'marker_second_read');
+      await admin.query('SELECT pg_terminate_backend($1)', [second]);
+      return { held };
+    });
+    expect(await read.held).toMatchObject({ name: 'StoreUnavailableError' });
   });
 });
