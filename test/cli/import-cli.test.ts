@@ -201,7 +201,7 @@ if (/^postgres(ql)?:/.test(databaseUrl)) {
   });
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -72,17 +72,20 @@ describe.runIf(binDir)('when PostgreSQL has no connection slot left (SQLSTATE 53
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
     try {
-      const sleeping = store.query('SELECT pg_sleep(10)');
+      const sleeping = store.query('SELECT pg_sleep(60)');
       const outcome = sleeping.then(() => undefined, (error: unknown) => error);
       // Wait until the sleep runs, then end its session.
-      for (let i = 0; i < 100; i++) {
-        const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active'");
+      let ended = false;
+      for (let i = 0; i < 1500 && !ended; i++) {
+        const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND state = 'active'");
         if (rows[0]) {
           await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
-          break;
+          ended = true;
+          continue;
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
+      expect(ended, 'the sleep was seen running and its session ended').toBe(true);
       const error = await outcome;
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect(((error as Error).cause as { code?: string }).code).toBe('57P01');
