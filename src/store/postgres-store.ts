@@ -56,7 +56,7 @@ export class PostgresStore implements Store {
 
   withBudget(budget: DatabaseBudget): Queryable {
     const query = <Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}) =>
-      this.queryWithin(budget.remaining(), this.configOf(sql, params, options)) as Promise<Row[]>;
+      this.queryWithin(budget.remaining(), this.configOf(sql, params, options), budget.ms) as Promise<Row[]>;
     return {
       query,
       exec: async (sql: string) => {
@@ -103,8 +103,9 @@ export class PostgresStore implements Store {
    * next one to another server. So a read runs at most twice, on at most
    * three connections.
    */
-  private queryWithin(budgetMs: number, config: TimedQueryConfig, attempt: 0 | 1 | 2 = 0): Promise<unknown[]> {
-    const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs)));
+  private queryWithin(budgetMs: number, config: TimedQueryConfig, wholeBudgetMs: number, attempt: 0 | 1 | 2 = 0): Promise<unknown[]> {
+    // The answer names the request's whole budget, not what was left of it (which may be below zero).
+    const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(wholeBudgetMs));
     if (budgetMs <= 0) return Promise.reject(exceeded());
     const deadlineAt = performance.now() + budgetMs;
     // Callbacks and one deadline for both waits (connection, then query), watched by the store's
@@ -131,7 +132,7 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           // A proxy (HAProxy) that accepted the connection for a server just lost closes it: the next
           // connection goes to a live server.
-          if (attempt < 2) return resolve(this.retryWithin(deadlineAt, config, attempt === 0 ? 1 : 2));
+          if (attempt < 2) return resolve(this.retryWithin(deadlineAt, config, wholeBudgetMs, attempt === 0 ? 1 : 2));
           return reject(classifyError(connectError));
         }
         client = connected;
@@ -143,7 +144,7 @@ export class PostgresStore implements Store {
           release(queryError ?? undefined);
           if (!queryError) return resolve(result.rows);
           if (timedOut) return reject(exceeded());
-          if (attempt === 0 && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config, 1));
+          if (attempt === 0 && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config, wholeBudgetMs, 1));
           reject(classifyError(queryError));
         });
         connected.query(query);
@@ -167,9 +168,9 @@ export class PostgresStore implements Store {
   }
 
   /** A retry of a read whose connection failed, on a new connection, within what is left until `deadlineAt`. */
-  private retryWithin(deadlineAt: number, config: TimedQueryConfig, attempt: 1 | 2): Promise<unknown[]> {
+  private retryWithin(deadlineAt: number, config: TimedQueryConfig, wholeBudgetMs: number, attempt: 1 | 2): Promise<unknown[]> {
     this.connectionRetries += 1;
-    return this.queryWithin(deadlineAt - performance.now(), config, attempt);
+    return this.queryWithin(deadlineAt - performance.now(), config, wholeBudgetMs, attempt);
   }
 
   /**
@@ -184,7 +185,7 @@ export class PostgresStore implements Store {
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const budgetMs = options.budget?.remaining();
-    const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(Math.round(budgetMs ?? 0)));
+    const exceeded = () => new StoreUnavailableError(new DatabaseBudgetExceededError(options.budget?.ms ?? 0));
     if (budgetMs !== undefined && budgetMs <= 0) throw interrupted(exceeded(), 'before-begin');
     let timedOut = false;
     let client: pg.PoolClient | undefined;

@@ -29,6 +29,8 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a read’s d
       await db.query('SELECT pg_sleep(1.6)');
       const second = await failure(db.query('SELECT pg_sleep(1.6)'));
       expect((second as StoreUnavailableError).cause).toBeInstanceOf(DatabaseBudgetExceededError);
+      // Its answer names the request's budget, not what was left of it when the query began.
+      expect(((second as StoreUnavailableError).cause as DatabaseBudgetExceededError).budgetMs).toBe(3000);
       expect(await store.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     } finally {
       await store.close();
@@ -49,6 +51,7 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('a read’s d
       release();
       await held;
       expect(response.statusCode).toBe(503);
+      expect(response.json<{ detail: string }>().detail).toBe("the database did not answer within this request's database time (2000 ms); retry shortly");
       expect(ms).toBeLessThan(30_000);
       expect((await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } })).statusCode).toBe(200);
       await app.close();
