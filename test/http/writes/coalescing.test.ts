@@ -10,9 +10,12 @@ import { ledgerState, postEntry, useWriter } from '../../helpers/writes.js';
 
 const TTL_HOURS = 24;
 
-/** A process's ledger, as server.ts builds it. */
+/**
+ * A process's ledger, as server.ts builds it, but with no queue wait a write could outlast: these tests count the
+ * transactions writes run in, and a busy machine refusing a batch for waiting behind a slow one is not what they test.
+ */
 function writerOn(store: Store): LedgerWriter {
-  return new LedgerWriter(store, { idempotencyTtlHours: TTL_HOURS });
+  return new LedgerWriter(store, { idempotencyTtlHours: TTL_HOURS, queue: { maxWaitMs: 600_000 } });
 }
 
 /**
