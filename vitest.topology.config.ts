@@ -6,8 +6,10 @@ export const ownServersTestOptions = {
   setupFiles: ['test/helpers/response-contract-hook.ts'],
   // Names a missing PostgreSQL server or PgBouncer, and how to install it, before any test starts.
   globalSetup: ['test/helpers/topology-prerequisites.ts'],
-  testTimeout: 180_000,
-  hookTimeout: 180_000,
+  // Timeouts catch hangs, not slowness: a topology test that takes 2 minutes beside other work (1,000 drawdowns each
+  // read back, a Patroni cluster started) must not turn red for it, and its own named waits must fire first.
+  testTimeout: 900_000,
+  hookTimeout: 900_000,
   fileParallelism: false,
   maxWorkers: 1,
 };

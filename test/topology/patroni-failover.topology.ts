@@ -25,9 +25,10 @@ const WRITES_BACK_WITHIN_MS = 45_000;
 /**
  * The issue's bound on every fault's write outage (longest gap between two
  * acknowledged drawdowns). Measured on a shared 2-core machine, busy or
- * beside `stress-ng --cpu 2`: 4.8 s at most (7.5 s with replication slots;
- * docs/scaling.md); the slowest fault, a frozen leader, is bound by Patroni's
- * ttl (5 s) plus its 2 s REST timeout towards the frozen member.
+ * beside `stress-ng --cpu 2`: 4.8 s at most (6.7 s at a load average of
+ * 15–25; 7.5 s with replication slots, docs/scaling.md); the slowest fault,
+ * a frozen leader, is bound by Patroni's ttl (5 s) plus its 2 s REST
+ * timeout towards the frozen member.
  */
 const WRITE_OUTAGE_BOUND_MS = 10_000;
 /** How long the load runs before a fault and after the cluster is healthy again. */
