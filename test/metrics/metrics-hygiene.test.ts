@@ -1,11 +1,12 @@
 import { expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
+import type { Store, Transaction } from '../../src/store/store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { openPgliteTestStore, openPostgresTestStore, testStoreVariants } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
-import type { Store, Transaction } from '../../src/store/store.js';
 import { describeWithPromtool, runPromtool } from '../ops/promtool.js';
+import { sampleInText } from './metric-text.js';
 
 const postgresUrl = process.env.DATABASE_URL ?? '';
 const QUEUE_WAIT_MS = 250;
@@ -42,11 +43,6 @@ function holdingNextTransaction(inner: Store) {
   };
 }
 
-/** A sample's value on a /metrics page (NaN when absent). */
-async function metricValue(url: string, sample: string): Promise<number> {
-  const line = (await (await fetch(url)).text()).split('\n').find((text) => text.startsWith(`${sample} `));
-  return line ? Number(line.slice(sample.length + 1)) : Number.NaN;
-}
 
 describeWithPromtool('the /metrics of a node that served reads, writes and errors', (promtool) => {
   for (const { kind } of testStoreVariants()) {
@@ -69,8 +65,9 @@ describeWithPromtool('the /metrics of a node that served reads, writes and error
       try {
         const reader = await createTenant(opened);
         const writer = await createTenant(opened, 'Writer', 'write');
-        const [first, second, third, small] = Array.from({ length: 4 }, () => creditLimit({ capacity: '100.00' }));
-        await insertCreditLimits(opened, writer.org.id, [first, second, third, small].filter((limit) => limit !== undefined));
+        const limits = Array.from({ length: 4 }, () => creditLimit({ capacity: '100.00' }));
+        const [first, second, third, small] = limits;
+        await insertCreditLimits(opened, writer.org.id, limits);
         const get = (path: string, authorization?: string) => fetch(`${server.url}${path}`, { headers: authorization ? { authorization } : {} });
         const post = (uid: string | undefined, amount: string) =>
           fetch(`${server.url}/api/limits/${uid ?? ''}/drawdowns/`, {
@@ -94,7 +91,7 @@ describeWithPromtool('the /metrics of a node that served reads, writes and error
         await gate.reached;
         const queuedWrite = post(third?.uid, '1.00');
         try {
-          await vi.waitFor(async () => expect(await metricValue(server.metricsUrl ?? '', 'lending_api_write_queue{state="waiting"}')).toBe(1), { timeout: 60_000, interval: 20 });
+          await vi.waitFor(async () => expect(sampleInText(await (await fetch(server.metricsUrl ?? '')).text(), 'lending_api_write_queue{state="waiting"}')).toBe(1), { timeout: 60_000, interval: 20 });
           // Measured from when the write was seen waiting, so it has waited longer than that by the release.
           await new Promise((resolve) => setTimeout(resolve, 2 * QUEUE_WAIT_MS));
         } finally {
