@@ -39,7 +39,7 @@ export interface OpenApiDocumentOptions {
   readonly version: string;
 }
 
-const DESCRIPTION = `The read side of a lending platform: list and look up the payment methods and credit limits of the entities you lend to, before you create a loan; and record drawdowns and repayments as they happen (write-scoped keys, \`Idempotency-Key\` required).
+const DESCRIPTION = `The API of a lending platform: list and look up the payment methods, credit limits and loans of the entities you lend to, before you create a loan; record drawdowns and repayments and create and repay loans as they happen (write-scoped keys, \`Idempotency-Key\` required); and follow every change as an event, in the events log and pushed, signed, to your webhook endpoints.
 
 **Authentication.** HTTP Basic: your organization ID is the user name and an API key the password. Every request sees only its own organization's records; another organization's record is a 404.
 

@@ -7,7 +7,7 @@
 -- from TG_TABLE_NAME and the columns whose changes do NOT move the version
 -- come from the trigger's arguments (TG_ARGV), which row_counts_track() sets
 -- from its second argument. The resource definition's volatileFields must
--- name the same columns; the start-up schema check (src/store/schema-check.ts)
+-- name the same columns; the start-up schema check (src/listing/schema-check.ts)
 -- refuses to serve a definition that disagrees with the installed triggers.
 --
 -- A tracked table has the columns id (unique) and org_id.

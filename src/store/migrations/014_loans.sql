@@ -2,7 +2,7 @@
 -- limit and paid out to a payment method of the same entity and currency.
 -- A loan is created together with the drawdown of its principal, and each of
 -- its repayments is a repayment of its limit: outstanding moves with the
--- limit's in the same transaction (src/ledger/loan-writes.ts).
+-- limit's in the same transaction (src/ledger/loan-operations.ts).
 --
 -- credit_limit and payment_method hold the uids the API shows (a limit's and
 -- a method's uid never change). status is derived from outstanding, so it
