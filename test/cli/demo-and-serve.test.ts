@@ -37,9 +37,9 @@ function startDemoServer(): Promise<{ child: ChildProcessWithoutNullStreams; inf
 }
 
 /** Starts `demo --serve` on a free port as a person would, and resolves with what it printed once the last curl line is out. */
-function startHumanDemoServer(): Promise<string> {
+function startHumanDemoServer(extraEnv: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(['demo', '--serve', '--port', '0'], databaseUrl, env);
+    const child = spawnCli(['demo', '--serve', '--port', '0'], databaseUrl, { ...env, ...extraEnv });
     children.push(child);
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -94,6 +94,20 @@ describe('lending-api demo', { timeout: CLI_TIMEOUT }, () => {
     expect(await exited).toBe(0);
     const after = await runCli(['org', 'create', '--name', 'Late', '--json'], databaseUrl, undefined, env);
     expect(after.code).toBe(0);
+  });
+
+  it('prints the metrics URL when METRICS_PORT is set, as serve does, and /metrics answers there', async () => {
+    const printed = await startHumanDemoServer({ METRICS_PORT: '0' });
+    const metricsUrl = /^lending-api listening on http:\/\/\S+ \(pglite:\/\/\S+\); metrics on (http:\/\/\S+\/metrics)$/m.exec(printed)?.[1];
+    expect(metricsUrl, printed).toBeDefined();
+    const metrics = await fetch(metricsUrl ?? '');
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('lending_api_http_requests_total');
+    // The data directory is the next test's.
+    const child = children.at(-1);
+    const exited = new Promise((resolve) => child?.on('exit', resolve));
+    child?.kill('SIGTERM');
+    await exited;
   });
 
   it('prints a write key and a curl POST line that records a drawdown once on the embedded store while it serves', async () => {

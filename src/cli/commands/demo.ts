@@ -16,7 +16,7 @@ import { assertPortFree, listenErrorMessage } from '../port-check.js';
 import { compileForQuickStart } from '../quick-start.js';
 import { tuneHeapForServing } from '../serving-heap.js';
 import { terminalLogDestination } from '../terminal-log.js';
-import { configFromFlags, type ServeFlags } from './serve.js';
+import { configFromFlags, listeningLine, type ServeFlags } from './serve.js';
 
 interface DemoResult {
   org: string;
@@ -145,7 +145,7 @@ async function serveDemo(flags: ServeFlags): Promise<void> {
   }
   try {
     const demo = await setUpDemo(store);
-    print(flags, { ...demo, url: server.url }, `lending-api listening on ${server.url} (${store.description})\n\n${credentialsText(demo, server.url)}`);
+    print(flags, { ...demo, url: server.url, metrics: server.metricsUrl ?? null }, `${listeningLine(server)}\n\n${credentialsText(demo, server.url)}`);
   } catch (error) {
     await server.close();
     throw error;

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { loadConfig } from '../../config.js';
-import { closeOnSignals, startServer } from '../../server.js';
+import { closeOnSignals, startServer, type RunningServer } from '../../server.js';
 import { runClusterPrimary } from '../../cluster.js';
 import { print, type OutputOptions } from '../output.js';
 import { assertPortFree, listenErrorMessage } from '../port-check.js';
@@ -52,9 +52,10 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   });
   closeOnSignals(server, log);
   if (cluster.isWorker) return;
-  print(
-    flags,
-    { url: server.url, database: server.store.description, metrics: server.metricsUrl ?? null },
-    `lending-api listening on ${server.url} (${server.store.description})${server.metricsUrl ? `; metrics on ${server.metricsUrl}` : ''}`,
-  );
+  print(flags, { url: server.url, database: server.store.description, metrics: server.metricsUrl ?? null }, listeningLine(server));
+}
+
+/** What `serve` and `demo --serve` print once they listen: the API's URL, the store, and the metrics URL when METRICS_PORT is set. */
+export function listeningLine(server: Pick<RunningServer, 'url' | 'store' | 'metricsUrl'>): string {
+  return `lending-api listening on ${server.url} (${server.store.description})${server.metricsUrl ? `; metrics on ${server.metricsUrl}` : ''}`;
 }
