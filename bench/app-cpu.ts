@@ -26,6 +26,8 @@ import type * as AppModule from '../src/app.js';
 import type * as ConfigModule from '../src/config.js';
 import type * as ApiKeysModule from '../src/auth/api-keys.js';
 import type * as LoggerModule from '../src/logger.js';
+import type { LedgerWriter } from '../src/ledger/ledger-writer.js';
+import type * as NodeLedgerModule from '../src/node-ledger.js';
 import type * as PostgresStoreModule from '../src/store/postgres-store.js';
 import type { Store } from '../src/store/store.js';
 import { organizations, type DatasetSpec, type OrganizationShape } from './dataset.js';
@@ -67,6 +69,8 @@ async function startVariant(spec: string): Promise<Variant> {
   const { createLogger } = await load<typeof LoggerModule>('logger.js');
   const { PostgresStore } = await load<typeof PostgresStoreModule>('store/postgres-store.js');
   const { createApiKey } = await load<typeof ApiKeysModule>('auth/api-keys.js');
+  // A build from before the app took its ledger from the process has no node-ledger.js: it builds its own.
+  const nodeLedger = await load<typeof NodeLedgerModule>('node-ledger.js').then((module) => module.nodeLedger, () => undefined);
   // serve's defaults for what the variant does not set (the database budget, the slow-client limits).
   const config = (await load<typeof ConfigModule>('config.js')).loadConfig({ DATABASE_URL: databaseUrl });
 
@@ -96,6 +100,7 @@ async function startVariant(spec: string): Promise<Variant> {
     ...(setting('no-auth-cache') === undefined ? { authCache: { ttlMs: 5000 } } : {}),
     http: config.http,
     databaseRequestBudgetMs: Number(setting('budget') ?? config.databaseRequestBudgetMs),
+    ledger: nodeLedger?.(replay, config) as LedgerWriter,
   });
   const inject = async (url: string) => {
     const response = await app.inject({ method: 'GET', url, headers: { authorization, host: '127.0.0.1:3000' } });

@@ -13,10 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { createApiKey } from '../src/auth/api-keys.js';
+import { loadConfig } from '../src/config.js';
 import { createOrganization } from '../src/organizations/organizations.js';
 import { encodeCursor } from '../src/listing/cursor.js';
 import { loadCursorSecret } from '../src/listing/cursor-secret.js';
 import { migrate } from '../src/store/migrate.js';
+import { nodeLedger } from '../src/node-ledger.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 
 const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, repeat: { type: 'string', default: '30' } } });
@@ -44,7 +46,7 @@ try {
   await store.query('ANALYZE payment_methods');
   console.log(`loaded ${rows} rows in ${((performance.now() - loadStart) / 1000).toFixed(1)} s`);
 
-  const app = await buildApp({ store, listCache: false });
+  const app = await buildApp({ store, ledger: nodeLedger(store, loadConfig({})), listCache: false });
   const authorization = `Basic ${Buffer.from(`${org.uid}:${key.key}`).toString('base64')}`;
   const secret = await loadCursorSecret(store);
   const get = async (path: string) => {

@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { nodeLedger } from '../src/node-ledger.js';
 import { migrate } from '../src/store/migrate.js';
 import { PostgresStore } from '../src/store/postgres-store.js';
 import { insertPaymentMethods, paymentMethod } from '../test/helpers/records.js';
@@ -28,7 +29,7 @@ try {
   await migrate(store);
   const tenant = await createTenant(store);
   await insertPaymentMethods(store, tenant.org.id, Array.from({ length: 20 }, () => paymentMethod()));
-  const app = await buildApp({ store, databaseRequestBudgetMs: config.databaseRequestBudgetMs });
+  const app = await buildApp({ store, ledger: nodeLedger(store, config), databaseRequestBudgetMs: config.databaseRequestBudgetMs });
   const timeList = async () => {
     const started = performance.now();
     const response = await app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { createAuthCache } from './auth/auth-cache.js';
-import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, type HttpLimits } from './config.js';
+import type { HttpLimits } from './config.js';
 import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
 import type { CorsOrigins } from './domain/cors-origins-setting.js';
 import { AccessLogController } from './http/access-log.js';
@@ -35,7 +35,7 @@ import { ledgerCollectionsOf, RESOURCES } from './resources/index.js';
 import { events } from './events/events-resource.js';
 import { servesEvents } from './events/event-types.js';
 import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './store/fair-share.js';
-import { LedgerWriter } from './ledger/ledger-writer.js';
+import type { LedgerWriter } from './ledger/ledger-writer.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { PatroniRest } from './store/patroni-rest.js';
 import type { Store } from './store/store.js';
@@ -84,18 +84,12 @@ export interface AppOptions {
   /** Patroni REST API URLs: when given, Patroni (not replicaLimits) says whether this node's standby is the synchronous one. */
   patroniUrls?: readonly string[];
   /**
-   * The process's one ledger, which every write goes through (`serve` builds
-   * it in server.ts, on the same `share`, and hands it in). When absent
-   * (tests), buildApp builds one for this app from idempotencyKeyTtlHours,
-   * writeQueue and databaseRequestBudgetMs, on its share.
+   * The process's one ledger (nodeLedger, src/node-ledger.ts), which every
+   * write goes through, built on the same `share`: the app builds none.
    */
-  ledger?: LedgerWriter;
-  /** The node's FairShare, when the process built it (for its ledger); else built from databaseShare. */
+  ledger: LedgerWriter;
+  /** The node's FairShare, the one its ledger was built on; else built from databaseShare. */
   share?: FairShare;
-  /** Without `ledger`: how long a write's stored response is replayed for its Idempotency-Key (default 24). */
-  idempotencyKeyTtlHours?: number;
-  /** Without `ledger`: the write queue's bounds (WRITE_QUEUE_WAIT_MS, WRITE_CONCURRENCY); the ledger's defaults when absent. */
-  writeQueue?: { maxWaitMs?: number; concurrency?: number };
   /**
    * Webhook endpoints: the process's SecretBox (src/webhooks/webhook-key.ts; `null`: no
    * WEBHOOK_SECRET_KEY, so creation and rotation answer 503) and where endpoint URLs may point.
@@ -109,8 +103,7 @@ export interface AppOptions {
 /**
  * Builds the HTTP API on a store. No process concerns here (no listening,
  * no signals): `server.ts` does those, and tests call this through `inject`.
- * The ledger is the process's (`options.ledger`, built by server.ts); an app
- * given none (a test) builds its own, one per app.
+ * The ledger is the process's (`options.ledger`), handed in.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -172,16 +165,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     listCache: options.listCache === false ? undefined : new ListCache(options.listCache ?? DEFAULT_LIST_CACHE),
   });
   if (ledgerCollectionsOf(resources)) {
-    const ledger =
-      options.ledger ??
-      new LedgerWriter(options.store, {
-        idempotencyTtlHours: options.idempotencyKeyTtlHours ?? DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
-        transactionBudgetMs: budgetMs,
-        queue: options.writeQueue,
-        share,
-      });
-    if (options.metrics) registerWriteQueueMetrics(options.metrics, ledger);
-    await app.register(writeRoutes, { ledger, role, resources, authCache, databaseOf });
+    if (options.metrics) registerWriteQueueMetrics(options.metrics, options.ledger);
+    await app.register(writeRoutes, { ledger: options.ledger, role, resources, authCache, databaseOf });
   }
   if (withEvents) await app.register(eventRoutes, { databaseOf, authCache });
   await app.register(webhookEndpointRoutes, {

@@ -16,11 +16,11 @@ import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { assertSchemaMatches } from './listing/schema-check.js';
 import { RESOURCES } from './resources/index.js';
 import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
-import { LedgerWriter } from './ledger/ledger-writer.js';
 import { FairShare } from './store/fair-share.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
 import { scheduleEventPrune } from './events/event-prune-job.js';
 import { nodeDeliverer } from './node-deliverer.js';
+import { nodeLedger } from './node-ledger.js';
 import { renderDeliveredEvent } from './events/event-body.js';
 
 /** How often `serve` prunes events past EVENT_RETENTION_DAYS (a run deletes in batches of 1000 rows). */
@@ -97,13 +97,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       renderDeliveredEvent,
     );
     const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: (orgId) => deliverer?.wake(orgId) });
-    const ledger = new LedgerWriter(openedStore, {
-      idempotencyTtlHours: config.idempotencyKeyTtlHours,
-      transactionBudgetMs: config.databaseRequestBudgetMs,
-      queue: { maxWaitMs: config.writeQueueWaitMs, concurrency: config.writeConcurrency || Math.max(1, config.databasePoolSize - 2) },
-      share,
-      recorded: (orgId) => publisher.notify(orgId),
-    });
+    const ledger = nodeLedger(openedStore, config, { share, recorded: (orgId) => publisher.notify(orgId) });
     const app = await buildApp({
       store: openedStore,
       ledger,

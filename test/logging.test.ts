@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
+import { buildApp } from './helpers/app.js';
 import { createLogger, scrubSecrets } from '../src/logger.js';
 import { logBuffer } from './helpers/log-buffer.js';
 import { describeEachStore } from './helpers/stores.js';

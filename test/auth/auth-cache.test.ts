@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createAuthCache } from '../../src/auth/auth-cache.js';
 import { revokeApiKey } from '../../src/auth/api-keys.js';
 import { describeEachStore } from '../helpers/stores.js';

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { DEMO_ORG_UID } from '../../src/cli/demo-data.js';
 import { openStore } from '../../src/store/open-store.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/auth/api-keys.js';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { describeEachStore } from '../helpers/stores.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { humanLogLine, terminalLogDestination } from '../../src/cli/terminal-log.js';
 import { createLogger } from '../../src/logger.js';
 import { openPgliteTestStore } from '../helpers/stores.js';

@@ -6,7 +6,7 @@ import type * as Sdk from '../../packages/client/src/index.js';
 import { chromium, type Browser } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import type { Store } from '../../src/store/store.js';
 import { openPgliteTestStore } from '../helpers/stores.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, expectTypeOf, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { LendingApiError, LendingClient, type FetchFunction, type Loan, type LoanCreated } from '../../packages/client/src/index.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
 import { describeEachStore } from '../helpers/stores.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
 import type { Page } from '../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoan, describeDecision, prepareLoan } from '../../examples/prepare-loan.js';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { LendingClient } from '../../packages/client/src/index.js';
 import { ApiError } from '../../src/domain/errors.js';

@@ -1,5 +1,20 @@
-import { LedgerWriter } from '../../src/ledger/ledger-writer.js';
+import { DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS } from '../../src/config.js';
+import { DEFAULT_WRITE_QUEUE_WAIT_MS, type LedgerWriter } from '../../src/ledger/ledger-writer.js';
+import { nodeLedger, type LedgerSettings } from '../../src/node-ledger.js';
+import { DEFAULT_DATABASE_SHARE } from '../../src/store/fair-share.js';
 import type { Store } from '../../src/store/store.js';
+
+/**
+ * A test's ledger settings: the defaults of the config, except no transaction budget (a test
+ * that wants one gives it), so a busy machine does not turn a test's write into a 503.
+ */
+export const TEST_LEDGER_SETTINGS: LedgerSettings = {
+  idempotencyKeyTtlHours: DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS,
+  databaseRequestBudgetMs: 0,
+  writeQueueWaitMs: DEFAULT_WRITE_QUEUE_WAIT_MS,
+  writeConcurrency: 0,
+  databasePoolSize: DEFAULT_DATABASE_SHARE.slots,
+};
 
 const ledgers = new WeakMap<Store, LedgerWriter>();
 
@@ -10,7 +25,7 @@ export function ledgerOf(store: Store): LedgerWriter {
   return ledger;
 }
 
-/** A ledger of its own, as another process would build: its writes meet the others' in the database only, not in one queue. */
+/** A ledger of its own, as another process would build (nodeLedger): its writes meet the others' in the database only, not in one queue. */
 export function anotherProcessLedger(store: Store): LedgerWriter {
-  return new LedgerWriter(store, { idempotencyTtlHours: 24 });
+  return nodeLedger(store, TEST_LEDGER_SETTINGS);
 }

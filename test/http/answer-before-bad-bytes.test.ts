@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
 import { exchangeUntilClosed } from '../helpers/pipelined-exchange.js';
 import { parseRawResponse, type RawResponse } from '../helpers/raw-http.js';

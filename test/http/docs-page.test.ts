@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { setUpDemo } from '../../src/cli/commands/demo.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import { GENERATED_IDEMPOTENCY_KEY } from '../../src/openapi/reference-page-document.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { insertCreditLimits, insertPaymentMethods, paymentMethod, creditLimit } from '../helpers/records.js';
 import { answerOf, expectIdAndSecurityHeaders, expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
 import { rawRequest } from '../helpers/raw-http.js';

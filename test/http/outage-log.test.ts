@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createLogger } from '../../src/logger.js';
 import { basicAuthorization } from '../helpers/tenants.js';
 import { unreachableStore } from '../helpers/unreachable-store.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import type { Store } from '../../src/store/store.js';
 import { openPgliteTestStore } from '../helpers/stores.js';
 import { expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/domain/errors.js';
 import { exchangeUntilClosed, rawRequestText, responsesIn } from '../helpers/pipelined-exchange.js';

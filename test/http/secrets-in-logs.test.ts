@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createLogger } from '../../src/logger.js';
 import { logBuffer } from '../helpers/log-buffer.js';
 import { describeEachStore } from '../helpers/stores.js';

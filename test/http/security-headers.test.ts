@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';
 

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import type { HttpLimits } from '../../src/config.js';
 import type { Store } from '../../src/store/store.js';
 import { expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';

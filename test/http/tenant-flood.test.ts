@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createLogger } from '../../src/logger.js';
 import { logBuffer } from '../helpers/log-buffer.js';
 import { insertPaymentMethods, paymentMethod } from '../helpers/records.js';

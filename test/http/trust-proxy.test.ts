@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { parseTrustProxy, type TrustProxy } from '../../src/domain/trust-proxy-setting.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { expectProblemWithIdAndHeaders } from '../helpers/answer-checks.js';
 import { rawRequestText } from '../helpers/pipelined-exchange.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';

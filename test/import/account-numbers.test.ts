@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { ImportError } from '../../src/import/index.js';
 import { dumpAllTables, importLines } from '../helpers/import-lines.js';
 import { describeEachStore } from '../helpers/stores.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { ImportError } from '../../src/import/index.js';
 import { recordKindsOf } from '../../src/import/record-kinds.js';
 import type { ResourceDefinition } from '../../src/listing/resource-definition.js';

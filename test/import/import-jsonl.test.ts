@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { Readable } from 'node:stream';
 import { ImportError, importJsonl } from '../../src/import/index.js';
 import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { ImportError } from '../../src/import/index.js';
 import type { Store } from '../../src/store/store.js';
 import { dumpAllTables, importLines } from '../helpers/import-lines.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { applyLedgerEntry, LedgerError } from '../../src/ledger/index.js';
 import { anotherProcessLedger, ledgerOf } from '../helpers/ledger.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';

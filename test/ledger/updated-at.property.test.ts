@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { ImportError } from '../../src/import/index.js';
 import { applyLedgerEntry, LedgerError } from '../../src/ledger/index.js';
 import { ledgerOf } from '../helpers/ledger.js';

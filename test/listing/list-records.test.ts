@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { RESOURCES } from '../../src/resources/index.js';
 import { fixtureFor, insertRecords, keyFieldOf, listPathOf, modelRecord, sampleRecords } from '../helpers/fixtures/index.js';
 import { expectedForDefinition, ORDER_KEY, type Row } from '../helpers/list-model.js';

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { startMetricsServer } from '../../src/metrics/metrics-server.js';
 import { describeEachStore, openPgliteTestStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import type { Store } from '../../src/store/store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore, openPostgresTestStore } from '../helpers/stores.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { OpenApiContract } from '../helpers/openapi-contract.js';

@@ -1,7 +1,7 @@
 import { METHODS } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { API_VERSION } from '../../src/domain/api-version.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';

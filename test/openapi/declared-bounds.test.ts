@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { loadConfig } from '../../src/config.js';
 import { rateLimitHeaderSchemas } from '../../src/openapi/answer-headers.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';

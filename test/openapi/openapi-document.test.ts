@@ -2,7 +2,7 @@ import { webhookEndpointPaths } from '../../src/openapi/webhook-endpoint-operati
 import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { collectionPathOf, type ResourceDefinition } from '../../src/listing/resource-definition.js';
 import { identifierValue } from '../../src/listing/value-parsers.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import type { JsonObject } from '../../src/openapi/json-schema.js';
 import { lendingApiDocument } from '../../src/openapi/lending-api-document.js';
 import { ResponseContract, type ObservedViolation } from '../helpers/response-contract.js';

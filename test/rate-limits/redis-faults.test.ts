@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { connectRedis } from '../../src/rate-limits/redis-client.js';
 import type { RateLimitOptions } from '../../src/rate-limits/rate-limits.js';
 import { createLogger } from '../../src/logger.js';

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import type { RateLimitOptions } from '../../src/rate-limits/rate-limits.js';
 import { connectRedis } from '../../src/rate-limits/redis-client.js';
-import { json } from '../helpers/app.js';
+import { buildApp, json } from '../helpers/app.js';
 import { deleteRedisKeys, redisAvailable, TEST_REDIS_URL, uniqueRedisPrefix } from '../helpers/redis.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant } from '../helpers/tenants.js';

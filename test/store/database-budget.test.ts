@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { DatabaseBudget, DatabaseBudgetExceededError } from '../../src/store/database-budget.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';

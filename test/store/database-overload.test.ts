@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { StoreUnavailableError } from '../../src/store/store.js';

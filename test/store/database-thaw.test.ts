@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';

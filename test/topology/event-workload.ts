@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { pruneOrganizationEvents } from '../../src/events/event-prune.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { importJsonl } from '../../src/import/index.js';
 import { applyLedgerEntry } from '../../src/ledger/index.js';
 import { ledgerOf } from '../helpers/ledger.js';

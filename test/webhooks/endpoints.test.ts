@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp } from '../helpers/app.js';
 import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/store.js';
 import { MAX_EARLIER_SECRETS, signingSecretsOf, type SealedEndpointSecrets } from '../../src/webhooks/endpoint-secrets.js';

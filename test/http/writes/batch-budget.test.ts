@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
+import { buildApp } from '../../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
 import { openPostgresTestStore } from '../../helpers/stores.js';
 import { createTenant } from '../../helpers/tenants.js';

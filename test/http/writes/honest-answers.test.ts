@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
+import { buildApp } from '../../helpers/app.js';
 import { migrate } from '../../../src/store/migrate.js';
 import { StoreUnavailableError } from '../../../src/store/store.js';
 import { PostgresStore } from '../../../src/store/postgres-store.js';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
 import type { Store, TransactionOptions } from '../../../src/store/store.js';
-import { json, useApp } from '../../helpers/app.js';
+import { buildApp, json, useApp } from '../../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../../helpers/records.js';
 import { describeEachStore } from '../../helpers/stores.js';
 import { createTenant } from '../../helpers/tenants.js';
