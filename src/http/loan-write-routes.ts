@@ -7,6 +7,7 @@ import { idempotencyKeyOf } from './idempotency-key-header.js';
 import { parseLoanBody } from './loan-body.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { parseWriteBody } from './write-body.js';
+import { presentedCredentialOf } from './presented-credential.js';
 
 export interface LoanWriteRoutesOptions {
   /** The process's ledger: loan writes share the drawdowns' queue, idempotency and answers. */
@@ -47,7 +48,7 @@ export function loanWriteRoutes(app: FastifyInstance, options: LoanWriteRoutesOp
   app.post(loanCreatePath(views), route, async (request, reply) => {
     const auth = requireAuth(request);
     const idempotencyKey = idempotencyKeyOf(request.headers);
-    const body = parseLoanBody(typeof request.body === 'string' ? request.body : undefined);
+    const body = parseLoanBody(typeof request.body === 'string' ? request.body : undefined, presentedCredentialOf(request.headers.authorization));
     const operation = loanCreation(views, {
       orgId: auth.orgId,
       keyId: auth.keyId,
@@ -62,7 +63,7 @@ export function loanWriteRoutes(app: FastifyInstance, options: LoanWriteRoutesOp
   app.post<{ Params: { uid: string } }>(loanRepaymentPath(views), route, async (request, reply) => {
     const auth = requireAuth(request);
     const idempotencyKey = idempotencyKeyOf(request.headers);
-    const body = parseWriteBody(typeof request.body === 'string' ? request.body : undefined);
+    const body = parseWriteBody(typeof request.body === 'string' ? request.body : undefined, presentedCredentialOf(request.headers.authorization));
     const uid = request.params.uid;
     if (uid.includes('\u0000')) throw new ApiError('not_found', `no ${views.loans.name} with uid '${uid.slice(0, 80)}'`);
     const operation = loanRepayment(views, { orgId: auth.orgId, keyId: auth.keyId, loan: uid, amount: body.amount, at: body.at, reference: body.reference });

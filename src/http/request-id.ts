@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { looksLikeApiKey } from '../domain/key-shaped-text.js';
+import { holdsCredential } from '../domain/credential-in-text.js';
 import { SANE_REQUEST_ID } from '../domain/request-id-format.js';
+import { presentedCredentialOf } from './presented-credential.js';
 
-// A client's id is echoed only when it is sane (SANE_REQUEST_ID), and not when it looks like an API key (`lak_…`, or its id and secret without
-// the prefix): a client that put its key in the wrong header would find it
-// echoed back and logged in clear.
+// A client's id is echoed only when it is sane (SANE_REQUEST_ID), and not when it holds a credential (holdsCredential: key-shaped,
+// or the request's own key in any form): a client that put its key in the wrong header would find it echoed back, logged in
+// clear and quoted in the events its request caused.
 
 export function requestIdFor(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
-  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && !looksLikeApiKey(given) ? given : randomUUID();
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && !holdsCredential(given, presentedCredentialOf(request.headers.authorization)) ? given : randomUUID();
 }

@@ -1,5 +1,5 @@
 import { ApiError, type ParamError } from '../domain/errors.js';
-import { looksLikeApiKey } from '../domain/key-shaped-text.js';
+import { CREDENTIAL_FORMS, holdsCredential, type PresentedCredential } from '../domain/credential-in-text.js';
 import { truncate } from '../domain/truncate.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH, type DestinationPolicy } from '../webhooks/destination.js';
@@ -13,25 +13,28 @@ export const UPDATE_MEMBERS = ['url', 'enabled_events', 'description', 'disabled
 
 const EXAMPLE = '{"url": "https://example.com/webhooks", "enabled_events": ["loan.*"]}';
 
-/** `POST /api/webhook_endpoints/`: every invalid member in one 422 (malformed JSON: 400 invalid_json). */
-export function parseEndpointCreation(raw: string | undefined, policy: DestinationPolicy): EndpointInput {
+/**
+ * `POST /api/webhook_endpoints/`: every invalid member in one 422 (malformed JSON: 400 invalid_json). A url or
+ * description holding a credential (`presented`: the request's own) is refused.
+ */
+export function parseEndpointCreation(raw: string | undefined, policy: DestinationPolicy, presented?: PresentedCredential): EndpointInput {
   const body = parseBodyObject(raw, 'url', EXAMPLE);
   const errors = refuseUnknownMembers(body, CREATE_MEMBERS);
-  const url = urlOf(body.url, policy, errors, true);
+  const url = urlOf(body.url, policy, errors, true, presented);
   const enabledEvents = enabledEventsOf(body.enabled_events, errors, true);
-  const description = descriptionOf(body.description, errors);
+  const description = descriptionOf(body.description, errors, presented);
   if (errors.length > 0 || url === undefined || enabledEvents === undefined) throw ApiError.invalidBody(errors);
   return { url, enabledEvents, description: description ?? null };
 }
 
 /** `POST /api/webhook_endpoints/{id}/`: the members given, at least one. */
-export function parseEndpointUpdate(raw: string | undefined, policy: DestinationPolicy): EndpointChanges {
+export function parseEndpointUpdate(raw: string | undefined, policy: DestinationPolicy, presented?: PresentedCredential): EndpointChanges {
   const body = parseBodyObject(raw, 'body', '{"disabled": true}');
   const errors = refuseUnknownMembers(body, UPDATE_MEMBERS);
   if (Object.keys(body).length === 0) errors.push({ param: 'body', detail: `give at least one of ${UPDATE_MEMBERS.join(', ')}` });
-  const url = urlOf(body.url, policy, errors, false);
+  const url = urlOf(body.url, policy, errors, false, presented);
   const enabledEvents = enabledEventsOf(body.enabled_events, errors, false);
-  const description = descriptionOf(body.description, errors);
+  const description = descriptionOf(body.description, errors, presented);
   const disabled = body.disabled;
   if (disabled !== undefined && typeof disabled !== 'boolean') errors.push({ param: 'disabled', detail: `disabled must be true or false, got ${typeName(disabled)}` });
   if (errors.length > 0) throw ApiError.invalidBody(errors);
@@ -51,13 +54,18 @@ export function parseRotation(raw: string | undefined): void {
 }
 
 /** The URL as the service will call it (normalized by the URL parser), or an error naming `url` with the reason. */
-function urlOf(value: unknown, policy: DestinationPolicy, errors: ParamError[], required: boolean): string | undefined {
+function urlOf(value: unknown, policy: DestinationPolicy, errors: ParamError[], required: boolean, presented?: PresentedCredential): string | undefined {
   if (value === undefined) {
     if (required) errors.push({ param: 'url', detail: 'url is required: the https:// URL events are sent to' });
     return undefined;
   }
   if (typeof value !== 'string') {
     errors.push({ param: 'url', detail: `url must be a string, got ${typeName(value)}` });
+    return undefined;
+  }
+  // Shown in every answer about the endpoint and called on every delivery: a key in it would be sent to the receiver.
+  if (holdsCredential(value, presented)) {
+    errors.push({ param: 'url', detail: `url looks like an API key or holds one (${CREDENTIAL_FORMS}); it is shown with the endpoint and called on every delivery, so it must not hold a credential` });
     return undefined;
   }
   const checked = checkWebhookUrl(value, policy);
@@ -99,7 +107,7 @@ function enabledEventsOf(value: unknown, errors: ParamError[], required: boolean
 }
 
 /** A string of 1–500 characters, or null (no description); undefined when absent or invalid. */
-function descriptionOf(value: unknown, errors: ParamError[]): string | null | undefined {
+function descriptionOf(value: unknown, errors: ParamError[], presented?: PresentedCredential): string | null | undefined {
   if (value === undefined || value === null) return value;
   if (typeof value !== 'string') {
     errors.push({ param: 'description', detail: `description must be a string or null, got ${typeName(value)}` });
@@ -112,8 +120,8 @@ function descriptionOf(value: unknown, errors: ParamError[]): string | null | un
     errors.push({ param: 'description', detail: 'description must not contain control characters' });
   } else if (hasLoneSurrogate(value)) {
     errors.push({ param: 'description', detail: 'description must be well-formed Unicode: it holds half of a surrogate pair on its own' });
-  } else if (looksLikeApiKey(value)) {
-    errors.push({ param: 'description', detail: 'description looks like an API key (lak_…); it is shown in every answer about the endpoint, so it must not hold a credential' });
+  } else if (holdsCredential(value, presented)) {
+    errors.push({ param: 'description', detail: `description looks like an API key or holds one (${CREDENTIAL_FORMS}); it is shown in every answer about the endpoint, so it must not hold a credential` });
   } else return value;
   return undefined;
 }

@@ -14,6 +14,7 @@ import { publicBaseUrl } from './public-url.js';
 import type { DatabaseOf } from './request-database.js';
 import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseEndpointCreation, parseEndpointUpdate, parseRotation } from './webhook-endpoint-body.js';
+import { presentedCredentialOf } from './presented-credential.js';
 
 export const WEBHOOK_ENDPOINTS_PATH = '/api/webhook_endpoints/';
 
@@ -73,7 +74,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, options: Webho
   app.post(WEBHOOK_ENDPOINTS_PATH, withBody, async (request, reply) => {
     const { orgId } = requireAuth(request);
     const box = requireBox();
-    const input = parseEndpointCreation(bodyText(request), destinations);
+    const input = parseEndpointCreation(bodyText(request), destinations, presentedCredentialOf(request.headers.authorization));
     const { endpoint, secret } = await committed(createEndpoint(store, orgId, input, box, transactionOf(request)), 'created');
     return reply.code(201).send({ ...endpoint, secret });
   });
@@ -93,7 +94,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, options: Webho
 
   app.post<{ Params: { uid: string } }>(`${WEBHOOK_ENDPOINTS_PATH}:uid/`, withBody, async (request) => {
     const { orgId } = requireAuth(request);
-    const changes = parseEndpointUpdate(bodyText(request), destinations);
+    const changes = parseEndpointUpdate(bodyText(request), destinations, presentedCredentialOf(request.headers.authorization));
     return (await committed(updateEndpoint(store, orgId, request.params.uid, changes, transactionOf(request)), 'updated')) ?? notFound(request.params.uid);
   });
 

@@ -2,7 +2,7 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { ApiError, type ParamError } from '../domain/errors.js';
 import { CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { parseAmount } from '../domain/amount.js';
-import { looksLikeApiKey } from '../domain/key-shaped-text.js';
+import { CREDENTIAL_FORMS, holdsCredential, type PresentedCredential } from '../domain/credential-in-text.js';
 import { MAX_REFERENCE_LENGTH } from '../ledger/write-limits.js';
 import { formatMicros, parseTimestamp } from '../domain/timestamp.js';
 import { firstRepeatedMember } from './json-repeated-member.js';
@@ -25,14 +25,15 @@ const DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?
  * Parses and validates the JSON body of a drawdown or repayment. Malformed
  * JSON, or a member given twice, is a 400 `invalid_json`; anything else wrong is one 422 `invalid_body`
  * naming every invalid member. A JSON number amount is read from its source
- * text, never through a binary float (same rule as the import).
+ * text, never through a binary float (same rule as the import). A
+ * reference holding a credential (`presented`: the request's own) is refused.
  */
-export function parseWriteBody(raw: string | undefined, nowMs: number = Date.now()): WriteBody {
+export function parseWriteBody(raw: string | undefined, presented?: PresentedCredential, nowMs: number = Date.now()): WriteBody {
   const body = parseBodyObject(raw, 'amount', '{"amount": "1200.00"}');
   const errors: ParamError[] = refuseUnknownMembers(body, WRITE_BODY_MEMBERS);
   const amount = amountOf(body.amount, errors);
   const at = atOf(body.at, nowMs, errors);
-  const reference = referenceOf(body.reference, errors);
+  const reference = referenceOf(body.reference, errors, presented);
   if (errors.length > 0 || amount === undefined) throw ApiError.invalidBody(errors);
   return { amount, ...(at === undefined ? {} : { at }), ...(reference === undefined ? {} : { reference }) };
 }
@@ -107,7 +108,7 @@ function atOf(value: unknown, nowMs: number, errors: ParamError[]): string | und
   return formatMicros(parsed.micros);
 }
 
-export function referenceOf(value: unknown, errors: ParamError[]): string | undefined {
+export function referenceOf(value: unknown, errors: ParamError[], presented?: PresentedCredential): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
     errors.push({ param: 'reference', detail: `reference must be a string, got ${typeName(value)}` });
@@ -126,9 +127,9 @@ export function referenceOf(value: unknown, errors: ParamError[]): string | unde
     errors.push({ param: 'reference', detail: 'reference must be well-formed Unicode: it holds half of a surrogate pair (\\ud800–\\udfff) on its own' });
     return undefined;
   }
-  // A reference is stored and shown in every answer about the entry: never an API key pasted into it.
-  if (looksLikeApiKey(value)) {
-    errors.push({ param: 'reference', detail: 'reference looks like an API key (lak_…); it is kept and shown with the entry, so it must not hold a credential' });
+  // A reference is stored, shown in every answer about the entry and sent in its events: never a credential pasted into it.
+  if (holdsCredential(value, presented)) {
+    errors.push({ param: 'reference', detail: `reference looks like an API key or holds one (${CREDENTIAL_FORMS}); it is kept and shown with the entry, so it must not hold a credential` });
     return undefined;
   }
   return value;

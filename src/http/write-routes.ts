@@ -13,6 +13,7 @@ import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 import type { DatabaseOf } from './request-database.js';
 import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseWriteBody } from './write-body.js';
+import { presentedCredentialOf } from './presented-credential.js';
 import { loanWriteRoutes } from './loan-write-routes.js';
 
 declare module 'fastify' {
@@ -69,7 +70,7 @@ export async function writeRoutes(app: FastifyInstance, options: WriteRoutesOpti
     app.post<{ Params: { uid: string } }>(writePathOf(limits, kind), { bodyLimit: MAX_WRITE_BODY_BYTES, config: { readsBody: true } }, async (request, reply) => {
       const auth = requireAuth(request);
       const idempotencyKey = idempotencyKeyOf(request.headers);
-      const body = parseWriteBody(typeof request.body === 'string' ? request.body : undefined);
+      const body = parseWriteBody(typeof request.body === 'string' ? request.body : undefined, presentedCredentialOf(request.headers.authorization));
       const uid = request.params.uid;
       if (uid.includes('\u0000')) throw new ApiError('not_found', `no ${limits.name} with uid '${uid.slice(0, 80)}'`);
       // The request's view of the store, made here if the authentication had no query to run: with it, its budget.
