@@ -11,6 +11,11 @@ import { parseBodyObject, refuseUnknownMembers, typeName } from './write-body.js
 export const CREATE_MEMBERS = ['url', 'enabled_events', 'description'] as const;
 export const UPDATE_MEMBERS = ['url', 'enabled_events', 'description', 'disabled'] as const;
 
+// A developer pointing an endpoint at their own machine is told the two ways that work.
+const LOCAL_TESTING =
+  '; to test a receiver on your own machine, forward events to it with `lending-api webhooks listen --forward-to http://localhost:PORT/PATH` ' +
+  '(no endpoint needed), or run a test service with WEBHOOK_ALLOW_PRIVATE=1, which allows plain http:// and private addresses';
+
 const EXAMPLE = '{"url": "https://example.com/webhooks", "enabled_events": ["loan.*"]}';
 
 /**
@@ -70,7 +75,7 @@ function urlOf(value: unknown, policy: DestinationPolicy, errors: ParamError[], 
   }
   const checked = checkWebhookUrl(value, policy);
   if (!checked.ok) {
-    errors.push({ param: 'url', detail: `url ${checked.problem}` });
+    errors.push({ param: 'url', detail: `url ${checked.problem}${checked.allowedWithPrivate ? LOCAL_TESTING : ''}` });
     return undefined;
   }
   const url = checked.url.href;

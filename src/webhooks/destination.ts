@@ -18,10 +18,13 @@ export interface DestinationPolicy {
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-/** `category` is set when the URL names an address the policy refuses (an IP literal, a localhost name). */
+/**
+ * `category` is set when the URL names an address the policy refuses (an IP literal, a localhost name);
+ * `allowedWithPrivate` when WEBHOOK_ALLOW_PRIVATE=1 would accept it (plain http://, a loopback or private address).
+ */
 export type UrlCheck =
   | { readonly ok: true; readonly url: URL }
-  | { readonly ok: false; readonly problem: string; readonly category: AddressCategory | null };
+  | { readonly ok: false; readonly problem: string; readonly category: AddressCategory | null; readonly allowedWithPrivate?: true };
 
 /** A host without IPv6 brackets or a trailing dot, lower-cased: `[::1]` → `::1`, `Example.COM.` → `example.com`. */
 export function normalizeHost(host: string): string {
@@ -77,7 +80,8 @@ export function checkWebhookUrl(text: string, policy: DestinationPolicy): UrlChe
   const host = normalizeHost(url.hostname);
   const plainHttpAllowed = policy.allowPrivate || isAllowListed(host, policy);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && plainHttpAllowed)) {
-    return { ok: false, category: null, problem: plainHttpAllowed ? 'must be an http:// or https:// URL' : 'must be an https:// URL' };
+    if (plainHttpAllowed) return { ok: false, category: null, problem: 'must be an http:// or https:// URL' };
+    return { ok: false, category: null, problem: 'must be an https:// URL', ...(url.protocol === 'http:' ? { allowedWithPrivate: true as const } : {}) };
   }
   if (host === '') return { ok: false, category: null, problem: 'must have a host' };
   if (url.username !== '' || url.password !== '') return { ok: false, category: null, problem: 'must not contain a user name or password' };
@@ -86,7 +90,9 @@ export function checkWebhookUrl(text: string, policy: DestinationPolicy): UrlChe
   // RFC 6761: localhost names always mean the loopback interface, whatever DNS says.
   const literal = isIP(host) !== 0 ? host : host === 'localhost' || host.endsWith('.localhost') ? '127.0.0.1' : null;
   const category = literal === null ? null : refusedCategory(literal, host, policy);
-  if (category !== null) return { ok: false, category, problem: `must not point to a ${category} address` };
+  if (category !== null) {
+    return { ok: false, category, problem: `must not point to a ${category} address`, ...(category === 'cloud metadata' ? {} : { allowedWithPrivate: true as const }) };
+  }
   return { ok: true, url };
 }
 

@@ -45,7 +45,43 @@ describe('blockedCategory', () => {
     expect(blockedCategory(address)).toBe(category);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('%s is public', (address) => {
+  // Every way an IPv6 address wraps an IPv4 one, in every textual form (issue 49: the IPv4-translated range got through).
+  it.each([
+    ['::ffff:0:127.0.0.1', 'loopback'], // IPv4-translated ::ffff:0:0:0/96 (RFC 6145)
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::FFFF:0:A9FE:A9FE', 'cloud metadata'],
+    ['[::ffff:0:169.254.169.254]', 'cloud metadata'],
+    ['0:0:0:0:ffff:0:a00:1', 'private'],
+    ['0000:0000:0000:0000:0000:FFFF:A9FE:A9FE', 'cloud metadata'], // IPv4-mapped, uncompressed, upper case
+    ['::ffff:a9fe:a9fe%eth0', 'cloud metadata'], // with a zone
+    ['::169.254.169.254', 'cloud metadata'], // IPv4-compatible ::/96 (deprecated)
+    ['::a9fe:a9fe', 'cloud metadata'],
+    ['::127.0.0.1', 'loopback'],
+    ['::8.8.8.8', 'reserved'],
+    ['::2', 'reserved'],
+    ['64:ff9b::10.0.0.1', 'private'], // well-known NAT64
+    ['64:FF9B::A9FE:A9FE', 'cloud metadata'],
+    ['64:ff9b:1::a9fe:a9fe', 'cloud metadata'], // local-use NAT64 (RFC 8215), at /96
+    ['64:ff9b:1:0:a9:fea9:fe00:0', 'cloud metadata'], // … at /64
+    ['64:ff9b:1:a9:fe:a9fe::', 'cloud metadata'], // … at /56
+    ['64:ff9b:1:a9fe:a9:fe00::', 'cloud metadata'], // … at /48
+    ['64:ff9b:1::7f00:1', 'loopback'],
+    ['64:ff9b:1::8.8.8.8', 'reserved'],
+    ['2002:a9fe:a9fe::1', 'cloud metadata'], // 6to4
+    ['2002:7f00:1::', 'loopback'],
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'cloud metadata'], // Teredo, client 169.254.169.254 (bits inverted)
+    ['2001:0:a9fe:a9fe::1', 'cloud metadata'], // Teredo, server 169.254.169.254
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // Teredo, client 127.0.0.1
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'reserved'], // Teredo, client 8.8.8.8: not globally reachable itself
+    ['0x7f.1', 'loopback'], // IPv4 in hex, octal and decimal parts, as a resolver reads them
+    ['2130706433', 'loopback'],
+    ['0177.0.0.1', 'loopback'],
+    ['0xa9.0xfe.0xa9.0xfe', 'cloud metadata'],
+  ])('%s is %s', (address, category) => {
+    expect(blockedCategory(address)).toBe(category);
+  });
+
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '::ffff:0:8.8.8.8', '2002:808:808::1'])('%s is public', (address) => {
     expect(blockedCategory(address)).toBeNull();
   });
 
@@ -87,6 +123,30 @@ describe('checkWebhookUrl', () => {
     expect(checkWebhookUrl(url, STRICT)).toMatchObject({ ok: false, problem });
   });
 
+  it.each([
+    ['https://[::ffff:0:127.0.0.1]/', 'loopback'],
+    ['https://[::ffff:0:169.254.169.254]/', 'cloud metadata'],
+    ['https://[64:ff9b:1::a9fe:a9fe]/', 'cloud metadata'],
+    ['https://[2002:a9fe:a9fe::1]/', 'cloud metadata'],
+    ['https://[2001:0:4136:e378:8000:63bf:5601:5601]/', 'cloud metadata'],
+    ['https://[::169.254.169.254]/', 'cloud metadata'],
+    ['https://[0:0:0:0:0:FFFF:7F00:1]/', 'loopback'],
+    ['https://0x7f.1/', 'loopback'],
+    ['https://0177.0.0.1/', 'loopback'],
+    ['https://127.1/', 'loopback'],
+    ['https://0xA9FEA9FE/', 'cloud metadata'],
+    ['https://169.254.169.254./', 'cloud metadata'],
+  ])('refuses %s, in whatever form it names the address: %s', (url, category) => {
+    expect(checkWebhookUrl(url, STRICT)).toMatchObject({ ok: false, category, problem: `must not point to a ${category} address` });
+  });
+
+  it('refuses an embedded cloud metadata address even with allowPrivate, and allows an embedded loopback one', () => {
+    for (const url of ['https://[::ffff:0:169.254.169.254]/', 'http://[64:ff9b:1::a9fe:a9fe]/', 'http://[2001:0:4136:e378:8000:63bf:5601:5601]/', 'http://[::a9fe:a9fe]/']) {
+      expect(checkWebhookUrl(url, PRIVATE_OK), url).toEqual({ ok: false, category: 'cloud metadata', problem: 'must not point to a cloud metadata address' });
+    }
+    expect(checkWebhookUrl('http://[::ffff:0:127.0.0.1]:8080/', PRIVATE_OK)).toMatchObject({ ok: true });
+  });
+
   it('allows plain http and private addresses with allowPrivate, but never cloud metadata', () => {
     for (const url of ['http://127.0.0.1:8080/hook', 'https://[::1]/', 'http://10.0.0.1/', 'http://localhost/']) {
       expect(checkWebhookUrl(url, PRIVATE_OK)).toMatchObject({ ok: true });
@@ -100,8 +160,8 @@ describe('checkWebhookUrl', () => {
     expect(checkWebhookUrl('http://hooks.internal:9000/in', policy)).toMatchObject({ ok: true });
     expect(checkWebhookUrl('https://10.0.0.5/', policy)).toMatchObject({ ok: true });
     expect(checkWebhookUrl('http://[::1]:8080/', policy)).toMatchObject({ ok: true });
-    expect(checkWebhookUrl('https://10.0.0.6/', policy)).toEqual({ ok: false, category: 'private', problem: 'must not point to a private address' });
-    expect(checkWebhookUrl('http://other.internal/', policy)).toEqual({ ok: false, category: null, problem: 'must be an https:// URL' });
+    expect(checkWebhookUrl('https://10.0.0.6/', policy)).toEqual({ ok: false, category: 'private', problem: 'must not point to a private address', allowedWithPrivate: true });
+    expect(checkWebhookUrl('http://other.internal/', policy)).toEqual({ ok: false, category: null, problem: 'must be an https:// URL', allowedWithPrivate: true });
   });
 });
 
@@ -141,6 +201,18 @@ describe('safeLookup', () => {
     expect((await lookupWith(listed, loopback, 'hooks.internal')).error).toBeNull();
     expect((await lookupWith(listed, loopback, 'other.internal')).error).toMatchObject({ category: 'loopback' });
     expect((await lookupWith(listed, metadata, 'hooks.internal')).error).toMatchObject({ category: 'cloud metadata' });
+  });
+
+  it('refuses, at delivery time, a DNS answer that wraps a refused IPv4 address in IPv6, whatever the policy for metadata', async () => {
+    const wrapped = ['::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '64:ff9b:1::a9fe:a9fe', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601', '::169.254.169.254'];
+    for (const address of wrapped) {
+      const { error } = await lookupWith(STRICT, [{ address: '93.184.215.14', family: 4 }, { address, family: 6 }]);
+      expect(error, address).toMatchObject({ code: 'ERR_WEBHOOK_ADDRESS', address });
+    }
+    for (const address of wrapped.slice(1)) {
+      expect((await lookupWith(PRIVATE_OK, [{ address, family: 6 }])).error, address).toMatchObject({ category: 'cloud metadata' });
+    }
+    expect((await lookupWith(PRIVATE_OK, [{ address: '::ffff:0:7f00:1', family: 6 }])).error).toBeNull();
   });
 
   it('passes DNS failures through unchanged', async () => {
