@@ -9,7 +9,7 @@ import { registerCors } from './cors.js';
 import { refuseContentCoding } from './content-coding.js';
 import { refuseImpossibleUids } from './record-uid-length.js';
 import { rejectRepeatedHeaders } from './repeated-headers.js';
-import { refuseTransferEncodingOnHttp10 } from './request-framing.js';
+import { refuseForbiddenTargetBytes, refuseTransferEncodingOnHttp10 } from './request-framing.js';
 import { bodyPending } from './unread-body.js';
 
 export interface RequestHooksOptions {
@@ -36,6 +36,7 @@ export const requestHooks = fp(async (app: FastifyInstance, options: RequestHook
     if (bodyPending(request) && !request.routeOptions.config.readsBody) reply.header('connection', 'close');
     rejectRepeatedHeaders(request);
     refuseTransferEncodingOnHttp10(request);
+    refuseForbiddenTargetBytes(request);
     if (request.is404) throw notFound(request);
     refuseImpossibleUids(request);
     done();

@@ -125,6 +125,39 @@ describeEachStore('hostile input', (store) => {
     expect(response.json()).toMatchObject({ code: 'bad_request', request_id: response.headers['x-request-id'] });
   });
 
+  // The raw-socket property below sent `GET /api/methods/#`: the router read it as the list (200), which a
+  // request-target may not name (RFC 9112 allows no fragment in it); the contract check matched it to `{uid}`.
+  it('answers 400 problem+json for a request-target holding a fragment or any other byte RFC 9112 forbids in it, on every route', async () => {
+    const listening = await buildApp({ store: store(), rateLimit: { perMinute: 0, authFailuresPerMinute: 0 } });
+    await listening.listen({ port: 0, host: '127.0.0.1' });
+    const port = (listening.server.address() as { port: number }).port;
+    const send = (method: string, target: string, headers: string[] = []) =>
+      rawRequest(port, Buffer.from([`${method} ${target} HTTP/1.1`, 'Host: api.example.com', `Authorization: ${attacker.authorization}`, ...headers, 'Connection: close', '', ''].join('\r\n'), 'latin1'), 60_000);
+    try {
+      const targets = ['/api/methods/#', '/api/methods/#frag', '/api/methods/?page=1#top', '/api/limits/#/x', '/api/nowhere/#'];
+      for (const byte of ['"', '<', '>', '\\', '^', '`', '{', '|', '}', '[', ']']) targets.push(`/api/methods/pm_${byte}x/`, `/api/methods/?entity=a${byte}b`);
+      for (const target of targets) {
+        for (const method of ['GET', 'HEAD', 'POST']) {
+          const response = await send(method, target, method === 'POST' ? ['Content-Type: application/json', 'Content-Length: 2', 'Idempotency-Key: k1'] : []);
+          expect(response.status, `${method} ${target}: ${response.raw.slice(0, 300)}`).toBe(400);
+          if (method === 'HEAD') continue;
+          expectProblemWithIdAndHeaders(response, 400);
+          const problem = JSON.parse(response.body) as { code: string; detail: string };
+          expect(problem.code).toBe('bad_request');
+          expect(problem.detail).toMatch(/^the request-target holds '.'.* which RFC 9112 does not allow in it; percent-encode it \(%[0-9A-F]{2}\)/);
+        }
+      }
+      // Encoded, the same bytes are data: the list, a record that does not exist, a filter.
+      expect((await send('GET', '/api/methods/%23')).status).toBe(404);
+      expect((await send('GET', '/api/methods/?entity=a%7Cb')).status).toBe(200);
+      // An absolute-form target may bracket an IPv6 host: not refused for its brackets.
+      const absolute = await send('GET', 'http://[::1]:3000/api/methods/');
+      expect(absolute.body).not.toContain('request-target');
+    } finally {
+      await listening.close();
+    }
+  });
+
   it('never answers 5xx, always problem+json for errors, and never shows another organization’s data', async () => {
     const authorization = fc.oneof(
       fc.constant(undefined),
