@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/citus/**/*.citus.ts'],
+    // Runs each test's properties from a seed it prints when the test fails (FC_SEED replays it).
+    setupFiles: ['test/helpers/fast-check-seed.ts'],
     testTimeout: 14_400_000, // the scale-1 import alone took about an hour on the shared 2-core VM
     hookTimeout: 300_000,
     fileParallelism: false,

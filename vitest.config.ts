@@ -6,8 +6,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Builds the migrated PGlite template every test store is copied from.
     globalSetup: ['test/helpers/pglite-template.ts'],
-    // Checks every answer the tests receive against openapi.json (the test that got an undeclared one fails).
-    setupFiles: ['test/helpers/response-contract-hook.ts'],
+    // Checks every answer the tests receive against openapi.json (the test that got an undeclared one fails);
+    // runs each test's properties from a seed it prints when the test fails (FC_SEED replays it).
+    setupFiles: ['test/helpers/response-contract-hook.ts', 'test/helpers/fast-check-seed.ts'],
     // Timeouts catch hangs; they are not speed limits. A test that takes 3 s on
     // an idle 2-core machine takes ten times that beside other work, and must
     // not turn red for it (a hang still fails, only later).

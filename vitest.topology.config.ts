@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 /** What every suite that starts its own servers shares: one file at a time, the answer check, the prerequisites. */
 export const ownServersTestOptions = {
-  // Checks every answer the tests receive against openapi.json (the test that got an undeclared one fails).
-  setupFiles: ['test/helpers/response-contract-hook.ts'],
+  // Checks every answer the tests receive against openapi.json (the test that got an undeclared one fails);
+  // runs each test's properties from a seed it prints when the test fails (FC_SEED replays it).
+  setupFiles: ['test/helpers/response-contract-hook.ts', 'test/helpers/fast-check-seed.ts'],
   // Names a missing PostgreSQL server or PgBouncer, and how to install it, before any test starts.
   globalSetup: ['test/helpers/topology-prerequisites.ts'],
   // Timeouts catch hangs, not slowness: a topology test that takes 2 minutes beside other work (1,000 drawdowns each
