@@ -27,7 +27,8 @@ export function holdsCredential(text: string, presented?: PresentedCredential): 
   if (looksLikeApiKey(text)) return true;
   const folded = foldForSearch(text);
   if (hasBase64EncodedKeyShape(folded)) return true;
-  if (presented === undefined) return false;
+  // Every form holds at least the secret's 43 characters: a shorter text (a UUID) holds none.
+  if (presented === undefined || folded.length < SECRET_LENGTH) return false;
   const secret = secretOf(presented.apiKey);
   if (secret === undefined) return false;
   const lower = folded.toLowerCase();
@@ -40,6 +41,7 @@ function foldForSearch(text: string): string {
 }
 
 // A key is `lak_<16 hex>_<43 base64url>` (auth/api-key-format.ts); the secret part is the credential.
+const SECRET_LENGTH = 43;
 const SECRET_OF_KEY = /^lak_[0-9a-f]{16}_([A-Za-z0-9_-]{43})$/i;
 
 function secretOf(apiKey: string): string | undefined {
