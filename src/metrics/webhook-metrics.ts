@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Queryable } from '../store/store.js';
 import type { AttemptResult } from '../webhooks/attempt.js';
 import type { ClaimedDelivery } from '../webhooks/delivery-claims.js';
-import type { DeliveryObserver } from '../webhooks/deliverer.js';
+import type { DeliveryObserver } from '../webhooks/deliverer-settings.js';
 
 /** The backlog, over every organization: one index scan of the pending deliveries. */
 const BACKLOG_SQL = `SELECT count(*)::int AS pending,

@@ -1,74 +1,15 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../store/store.js';
-import { deliverOnce, DEFAULT_DEADLINE_MS, type AttemptResult } from './attempt.js';
-import { claimDueDeliveries, organizationsWithDueDeliveries, type ClaimedDelivery, type EndpointSecretsRow, type EventRow } from './delivery-claims.js';
 import { AttemptRecorder } from './attempt-recorder.js';
+import { claimDueDeliveries, organizationsWithDueDeliveries, type ClaimedDelivery } from './delivery-claims.js';
 import type { RecordedAttempt } from './delivery-record.js';
-import type { DestinationPolicy } from './destination.js';
+import { DEFAULT_DELIVERER, type DelivererOptions, type DelivererSettings } from './deliverer-settings.js';
+import { secretsOncePerEndpoint, sendDelivery, type ClaimSecrets, type SendSettings } from './delivery-sender.js';
 import { EndpointAgents } from './endpoint-agents.js';
 import { EndpointWindows } from './endpoint-windows.js';
+import { OrganizationTurns } from './organization-turns.js';
 import { nextAttemptDelayMs } from './retry-schedule.js';
-import { signPayload } from './signature.js';
 
-/** What the deliverer reports of each attempt (src/metrics/webhook-metrics.ts counts it). */
-export interface DeliveryObserver {
-  /** `answeredAtMs`: when the attempt ended (the receiver's answer, or the failure). */
-  attempted(result: AttemptResult, claim: ClaimedDelivery, answeredAtMs: number): void;
-}
-
-export interface DelivererOptions {
-  /** This node, as `claimed_by` names it. */
-  readonly nodeId: string;
-  readonly policy: DestinationPolicy;
-  /** The secrets that sign for an endpoint: its current one, and a rotated-out one still honoured. */
-  readonly secretsOf: (endpoint: EndpointSecretsRow) => readonly string[];
-  /** The event as GET /api/events/{id}/ renders it: the delivery's body. */
-  readonly renderEvent: (event: EventRow) => unknown;
-  readonly log: FastifyBaseLogger;
-  readonly observer?: DeliveryObserver | undefined;
-  /** Each attempt is over by then (SPEC §3c: a 2xx within 10 s). */
-  readonly deadlineMs?: number;
-  /** How long a claim holds; must exceed the deadline, with room for recording. */
-  readonly claimMs?: number;
-  /** The most attempts an endpoint may have in flight, however fast it answers (src/webhooks/endpoint-windows.ts). */
-  readonly maxInFlightPerEndpoint?: number;
-  /** What an endpoint this node has not yet heard from may have in flight (at most maxInFlightPerEndpoint). */
-  readonly initialInFlightPerEndpoint?: number;
-  /** A 2xx within this many ms lets the endpoint have one more attempt in flight. */
-  readonly fastAnswerMs?: number;
-  /** Attempts in flight on this node, over every organization. */
-  readonly maxInFlight?: number;
-  /** Attempts in flight on this node for one organization: others always find room. */
-  readonly maxInFlightPerOrganization?: number;
-  /** Claims one organization gets per turn. */
-  readonly claimsPerTurn?: number;
-  /** How often the node looks for due retries and other nodes' events. */
-  readonly pollIntervalMs?: number;
-  /** The most organizations one look finds; the next look goes on after the last one found. */
-  readonly organizationsPerLook?: number;
-  /** How long every attempt to an endpoint must have failed before it is disabled. */
-  readonly failingDisableMs?: number;
-  /** Certificates to trust besides the system's (an internal CA). */
-  readonly ca?: string | readonly string[] | undefined;
-  readonly random?: () => number;
-}
-
-export const DEFAULT_DELIVERER = {
-  deadlineMs: DEFAULT_DEADLINE_MS,
-  claimMs: 30_000,
-  maxInFlightPerEndpoint: 64,
-  initialInFlightPerEndpoint: 16,
-  fastAnswerMs: 250,
-  maxInFlight: 256,
-  maxInFlightPerOrganization: 128,
-  claimsPerTurn: 32,
-  pollIntervalMs: 500,
-  organizationsPerLook: 1000,
-  failingDisableMs: 3 * 24 * 3600 * 1000,
-} as const;
-
-/** The secrets that sign a claimed delivery (opened once per endpoint and claim). */
-type ClaimSecrets = (claim: ClaimedDelivery) => readonly string[];
+export { DEFAULT_DELIVERER, type DelivererOptions, type DeliveryObserver } from './deliverer-settings.js';
 
 /** After an attempt ends, how long the node waits for more to end before it claims again. */
 const REWAKE_MS = 5;
@@ -76,25 +17,26 @@ const READ_ONLY_TRANSACTION = '25006';
 const READ_ONLY_PAUSE_MS = 5000;
 
 /**
- * Delivers webhooks on a `serve` node. Each round gives the organizations
- * with due deliveries turns (a few claims each, round-robin, starting after
- * the one served first last time) until the node's in-flight bound is
- * reached; no organization takes more than its share of it, and no endpoint
- * more than its window (src/webhooks/endpoint-windows.ts). The organizations
- * are those the node knows have work, and on the poll those the database
- * names (wake). A claim is a short transaction; the HTTP attempt runs
- * with no connection or transaction held, bounded by its deadline; its
+ * Delivers webhooks on a node. The organizations with due deliveries take
+ * turns (src/webhooks/organization-turns.ts): a turn is one claim of at most
+ * `claimsPerTurn` deliveries, and one organization named while a round runs
+ * takes its turn in it, so a fresh event waits for at most one turn of each
+ * other organization, whatever their backlogs. Claims go on while the node
+ * has room (`maxInFlight`); no organization takes more than its share of it,
+ * and no endpoint more than its window (src/webhooks/endpoint-windows.ts).
+ * The organizations are those the node knows have work (its publications,
+ * its attempts that ended, claims that got all they asked), and on the poll
+ * those the database names. A claim is a short transaction; the HTTP attempt
+ * runs with no connection or transaction held, bounded by its deadline; its
  * outcome is recorded in one more short transaction. A claim left by a node
  * that died expires and another node takes it: delivery is at least once.
  */
 export class Deliverer {
-  private readonly settings: Required<Omit<DelivererOptions, 'observer' | 'ca' | 'random'>>;
+  private readonly settings: DelivererSettings;
+  private readonly sending: SendSettings;
   private readonly attempts = new Set<Promise<void>>();
   private readonly inFlightByOrganization = new Map<string, number>();
-  /** Organizations this node knows have work: events published here, attempts just ended, a claim that got all it asked. */
-  private readonly known = new Set<string>();
-  /** Organizations named (a wake, an attempt that ended) since their last claim began: that claim's snapshot may predate the work. */
-  private readonly namedSinceClaim = new Set<string>();
+  private readonly turns = new OrganizationTurns();
   /** The next round asks the database which organizations have due work. */
   private discover = true;
   /** Where the next look starts: after the last organization of a look that found as many as it could take. */
@@ -107,7 +49,6 @@ export class Deliverer {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private firstServed: string | undefined;
   private lastFailureLogAt = 0;
   /** On a hot standby every claim fails read-only: look again only this often. */
   private quietUntil = 0;
@@ -118,6 +59,7 @@ export class Deliverer {
   ) {
     this.settings = { ...DEFAULT_DELIVERER, ...options };
     this.agents = new EndpointAgents(options.ca);
+    this.sending = { policy: options.policy, deadlineMs: this.settings.deadlineMs, renderEvent: options.renderEvent, log: options.log, agents: this.agents, ca: options.ca };
     this.windows = new EndpointWindows({
       initial: Math.min(this.settings.initialInFlightPerEndpoint, this.settings.maxInFlightPerEndpoint),
       max: this.settings.maxInFlightPerEndpoint,
@@ -125,6 +67,7 @@ export class Deliverer {
     });
     this.recorder = new AttemptRecorder(store);
     if (this.settings.claimMs <= this.settings.deadlineMs) throw new Error('the claim must outlast the attempt deadline');
+    if (this.settings.claimsPerTurn < 1) throw new Error('an organization needs at least one claim per turn');
   }
 
   start(): void {
@@ -136,18 +79,18 @@ export class Deliverer {
 
   /**
    * Something may be due: `orgId` just published events on this node, and
-   * its deliveries are claimed at once; without one, the round asks the
+   * takes its turn in the round under way; without one, the round asks the
    * database which organizations have due work (other nodes' events,
    * retries come due). Only the poll and this ask it: the question reads
-   * every due delivery, thousands when an endpoint is down.
+   * an index probe per enabled endpoint.
    */
   wake(orgId?: string): void {
     if (orgId === undefined) this.discover = true;
-    else this.hasWork(orgId);
+    else this.turns.add(orgId);
     this.runRound();
   }
 
-  /** A round now, or right after the one running. */
+  /** Claims now, or right after the ones under way. */
   private runRound(): void {
     if (this.stopped || Date.now() < this.quietUntil) return;
     if (this.round) {
@@ -201,7 +144,7 @@ export class Deliverer {
     do {
       this.again = false;
       try {
-        await this.claimRound();
+        await this.takeTurns();
       } catch (error) {
         this.failed(error, 'could not claim webhook deliveries; trying again');
       }
@@ -220,47 +163,36 @@ export class Deliverer {
     return this.settings.maxInFlight - this.attempts.size;
   }
 
-  private async claimRound(): Promise<void> {
+  /**
+   * Turns until no organization has one to take or the node is full (the
+   * turn order is kept for when a slot frees). An organization whose claim
+   * got all it asked has more: its next turn is in the next round. One that
+   * got fewer has nothing it may send now; an attempt of its that ends, a
+   * publication or the poll names it again (one named during its claim
+   * already waits for the next round: its work may be newer than the claim saw).
+   */
+  private async takeTurns(): Promise<void> {
     if (this.room() <= 0) return;
-    const discover = this.discover;
-    this.discover = false;
-    const found = discover ? await this.organizationsWithDueWork() : [];
-    let waiting = this.fairOrder([...new Set([...found, ...this.known])]);
-    while (waiting.length > 0 && !this.stopped && this.room() > 0) {
-      const more: string[] = [];
-      for (const orgId of waiting) {
-        if (this.room() <= 0 || this.stopped) break;
-        const max = Math.min(this.settings.claimsPerTurn, this.room(), this.organizationRoom(orgId));
-        if (max <= 0) continue;
-        this.namedSinceClaim.delete(orgId);
-        const claims = await claimDueDeliveries(this.store, orgId, {
-          nodeId: this.settings.nodeId,
-          claimMs: this.settings.claimMs,
-          max,
-          perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
-        });
-        // A claim's deliveries to one endpoint were joined to the same row of it: its secrets are opened once per claim
-        // (AES-GCM, about 5 µs each). Every launch signs before its first await; nothing keeps them after the loop.
-        const opened = new Map<string, readonly string[]>();
-        const secretsOf: ClaimSecrets = (claim) => {
-          let secrets = opened.get(claim.endpointId);
-          if (secrets === undefined) opened.set(claim.endpointId, (secrets = this.options.secretsOf(claim.endpoint)));
-          return secrets;
-        };
-        for (const claim of claims) this.launch(claim, secretsOf);
-        opened.clear();
-        // Fewer than asked: nothing more it can send now. An attempt of its that ends, a publication or the poll brings it
-        // back — unless one of those came during the claim: its work may be newer than the claim saw.
-        if (claims.length === max) more.push(orgId);
-        else if (!this.namedSinceClaim.has(orgId)) this.known.delete(orgId);
-      }
-      waiting = more;
+    if (this.discover) {
+      this.discover = false;
+      for (const orgId of await this.organizationsWithDueWork()) this.turns.add(orgId);
     }
-  }
-
-  private hasWork(orgId: string): void {
-    this.known.add(orgId);
-    this.namedSinceClaim.add(orgId);
+    while (!this.stopped && this.room() > 0) {
+      const orgId = this.turns.next();
+      if (orgId === undefined) return;
+      const max = Math.min(this.settings.claimsPerTurn, this.room(), this.organizationRoom(orgId));
+      // At its share: its attempts that end name it again.
+      if (max <= 0) continue;
+      const claims = await claimDueDeliveries(this.store, orgId, {
+        nodeId: this.settings.nodeId,
+        claimMs: this.settings.claimMs,
+        max,
+        perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
+      });
+      const secretsOf = secretsOncePerEndpoint(this.options.secretsOf);
+      for (const claim of claims) this.launch(claim, secretsOf);
+      if (claims.length === max) this.turns.add(orgId);
+    }
   }
 
   private organizationRoom(orgId: string): number {
@@ -273,15 +205,6 @@ export class Deliverer {
     else this.inFlightByOrganization.set(orgId, count);
   }
 
-  /** The organizations in id order, starting after the one served first last round (a full round leaves none behind for long). */
-  private fairOrder(organizations: string[]): string[] {
-    const sorted = [...organizations].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
-    const start = this.firstServed === undefined ? 0 : sorted.findIndex((orgId) => BigInt(orgId) > BigInt(this.firstServed!));
-    const ordered = start <= 0 ? sorted : [...sorted.slice(start), ...sorted.slice(0, start)];
-    this.firstServed = ordered[0] ?? this.firstServed;
-    return ordered;
-  }
-
   private launch(claim: ClaimedDelivery, secretsOf: ClaimSecrets): void {
     this.countInFlight(claim.orgId, 1);
     const attempt = this.attempt(claim, secretsOf).finally(() => {
@@ -289,7 +212,7 @@ export class Deliverer {
       this.countInFlight(claim.orgId, -1);
       // A slot is free (and the endpoint has room again). On a running node, the slots freed
       // within a few milliseconds are claimed again together: one claim for many deliveries.
-      this.hasWork(claim.orgId);
+      this.turns.add(claim.orgId);
       if (this.timer === undefined) this.runRound();
       else
         this.wakeTimer ??= setTimeout(() => {
@@ -301,7 +224,7 @@ export class Deliverer {
   }
 
   private async attempt(claim: ClaimedDelivery, secretsOf: ClaimSecrets): Promise<void> {
-    const result = await this.send(claim, secretsOf);
+    const result = await sendDelivery(claim, secretsOf, this.sending);
     const answeredAtMs = Date.now();
     if (this.stopped) return;
     this.windows.answered(claim.endpointId, result);
@@ -321,31 +244,6 @@ export class Deliverer {
     if (recorded.endpointDisabled) {
       this.options.log.warn({ org_id: claim.orgId, endpoint_id: claim.endpointId }, 'webhook endpoint disabled: every attempt failed for 3 days');
     }
-  }
-
-  private async send(claim: ClaimedDelivery, secretsOf: ClaimSecrets): Promise<AttemptResult> {
-    let headers: Record<string, string>;
-    let body: string;
-    try {
-      body = JSON.stringify(this.options.renderEvent(claim.event));
-      const timestamp = Math.floor(Date.now() / 1000);
-      const signature = signPayload({ id: claim.event.uid, timestamp, body }, secretsOf(claim));
-      headers = { 'webhook-id': claim.event.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
-    } catch (error) {
-      // Never the message: it could quote what it failed to open.
-      this.options.log.error({ org_id: claim.orgId, endpoint_id: claim.endpointId }, 'could not sign a webhook delivery (is WEBHOOK_SECRET_KEY the one the secrets were sealed with?)');
-      void error;
-      return { ok: false, status: null, durationMs: 0, failure: null, error: 'the delivery could not be signed', responseBody: '' };
-    }
-    return deliverOnce({
-      url: claim.url,
-      headers,
-      body,
-      policy: this.options.policy,
-      deadlineMs: this.settings.deadlineMs,
-      agent: this.agents.agentFor(claim.endpointId, claim.url),
-      ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
-    });
   }
 
   private failed(error: unknown, message: string): void {

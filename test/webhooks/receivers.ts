@@ -62,9 +62,14 @@ function serve(server: http.Server, handler: Handler): Promise<Receiver> {
   return listen(server).then((port) => Object.assign(receiver, { port }, tracked));
 }
 
-/** An HTTP server on 127.0.0.1 that reads each request's body, records it, then lets `handler` answer. */
-export function startHttpReceiver(handler: Handler): Promise<Receiver> {
-  return serve(http.createServer(), handler);
+/**
+ * An HTTP server on 127.0.0.1 that reads each request's body, records it, then lets `handler` answer;
+ * it closes a connection idle for `keepAliveMs` (Node's default: 5 s).
+ */
+export function startHttpReceiver(handler: Handler, keepAliveMs?: number): Promise<Receiver> {
+  const server = http.createServer();
+  if (keepAliveMs !== undefined) server.keepAliveTimeout = keepAliveMs;
+  return serve(server, handler);
 }
 
 /** An HTTPS receiver with a certificate for `localhost` and 127.0.0.1, self-signed by openssl; `ca` is that certificate. */
