@@ -12,35 +12,49 @@ export interface EndpointWindowSettings {
 /** Endpoints whose window a node remembers; the least recently heard beyond it start again from `initial`. */
 export const REMEMBERED_ENDPOINTS = 4096;
 
+interface Window {
+  readonly size: number;
+  /** What it was before timeouts or failed connections cut it: given back when the endpoint answers again. */
+  readonly beforeCut: number;
+}
+
 /**
  * How many attempts each endpoint may have in flight, learned from how it
  * answers, as TCP learns a congestion window: one more after each fast 2xx,
  * half as many (at least one) after each timeout or failed connection. A
  * fast receiver grows to `max` and is not held to a few deliveries per round
  * trip of claims; a black hole is down to one socket after its first
- * deadlines; a slow one or one answering errors stays where it was. The
- * window is the node's own; the claim enforces it over every node
- * (src/webhooks/delivery-claims.ts), so an endpoint never has more in
- * flight than the largest window any node gives it.
+ * deadlines. An endpoint that answers again (any status, fast or slow) gets
+ * back the window it had before they cut it, at once: one answer shows it is
+ * no black hole, and a slow receiver held to one attempt at a time would fall
+ * further behind with every event. A slow one or one answering errors
+ * otherwise stays where it was. The window is the node's own; the claim
+ * enforces it over every node (src/webhooks/delivery-claims.ts), so an
+ * endpoint never has more in flight than the largest window any node gives it.
  */
 export class EndpointWindows {
-  private readonly windows = new Map<string, number>();
+  private readonly windows = new Map<string, Window>();
 
   constructor(private readonly settings: EndpointWindowSettings) {
     if (settings.initial < 1 || settings.max < settings.initial) throw new Error('an endpoint window needs 1 ≤ initial ≤ max');
   }
 
   windowOf(endpointId: string): number {
-    return this.windows.get(endpointId) ?? this.settings.initial;
+    return this.windows.get(endpointId)?.size ?? this.settings.initial;
   }
 
-  answered(endpointId: string, result: Pick<AttemptResult, 'ok' | 'failure' | 'durationMs'>): void {
-    const current = this.windowOf(endpointId);
+  answered(endpointId: string, result: Pick<AttemptResult, 'ok' | 'failure' | 'durationMs' | 'status'>): void {
+    const current = this.windows.get(endpointId) ?? { size: this.settings.initial, beforeCut: this.settings.initial };
     let next = current;
-    if (result.ok && result.durationMs <= this.settings.fastMs) next = Math.min(this.settings.max, current + 1);
-    else if (result.failure === 'timeout' || result.failure === 'network' || result.failure === 'tls') next = Math.max(1, Math.floor(current / 2));
+    if (result.failure === 'timeout' || result.failure === 'network' || result.failure === 'tls') {
+      next = { size: Math.max(1, Math.floor(current.size / 2)), beforeCut: current.beforeCut };
+    } else if (result.ok || result.status !== null) {
+      const size = Math.max(current.size, current.beforeCut);
+      const grown = result.ok && result.durationMs <= this.settings.fastMs ? Math.min(this.settings.max, size + 1) : size;
+      next = { size: grown, beforeCut: grown };
+    }
     this.windows.delete(endpointId);
-    if (next === this.settings.initial) return;
+    if (next.size === this.settings.initial && next.beforeCut === this.settings.initial) return;
     this.windows.set(endpointId, next);
     if (this.windows.size > REMEMBERED_ENDPOINTS) this.windows.delete(this.windows.keys().next().value!);
   }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { EndpointWindows, REMEMBERED_ENDPOINTS } from '../../src/webhooks/endpoint-windows.js';
 
-const fast = { ok: true, failure: null, durationMs: 5 } as const;
-const slow = { ok: true, failure: null, durationMs: 2000 } as const;
-const timeout = { ok: false, failure: 'timeout', durationMs: 10_000 } as const;
-const refused = { ok: false, failure: 'network', durationMs: 1 } as const;
-const answered500 = { ok: false, failure: 'http_status', durationMs: 3 } as const;
+const fast = { ok: true, status: 204, failure: null, durationMs: 5 } as const;
+const slow = { ok: true, status: 200, failure: null, durationMs: 2000 } as const;
+const timeout = { ok: false, status: null, failure: 'timeout', durationMs: 10_000 } as const;
+const refused = { ok: false, status: null, failure: 'network', durationMs: 1 } as const;
+const answered500 = { ok: false, status: 500, failure: 'http_status', durationMs: 3 } as const;
+const slow503 = { ok: false, status: 503, failure: 'http_status', durationMs: 4000 } as const;
 
 describe('EndpointWindows', () => {
   const windows = () => new EndpointWindows({ initial: 4, max: 6, fastMs: 250 });
@@ -28,8 +29,29 @@ describe('EndpointWindows', () => {
     expect(w.windowOf('1')).toBe(1);
     w.answered('1', timeout);
     expect(w.windowOf('1')).toBe(1);
-    w.answered('1', fast);
-    expect(w.windowOf('1')).toBe(2);
+  });
+
+  it('gives an endpoint that answers again, fast or slow, the window it had before timeouts cut it', () => {
+    const w = windows();
+    w.answered('slow', fast);
+    w.answered('slow', fast);
+    expect(w.windowOf('slow')).toBe(6);
+    for (let i = 0; i < 4; i += 1) w.answered('slow', timeout);
+    expect(w.windowOf('slow')).toBe(1);
+    // A black hole that now answers in 2 s: its 6 back at once, not one more per fast answer (it has none).
+    w.answered('slow', slow);
+    expect(w.windowOf('slow')).toBe(6);
+
+    w.answered('fast', timeout);
+    w.answered('fast', refused);
+    w.answered('fast', fast);
+    expect(w.windowOf('fast')).toBe(5);
+
+    // Any answer shows it is no black hole, even an error status.
+    w.answered('erring', timeout);
+    w.answered('erring', timeout);
+    w.answered('erring', slow503);
+    expect(w.windowOf('erring')).toBe(4);
   });
 
   it('leaves it where it was after a slow 2xx or an error the receiver answered', () => {
