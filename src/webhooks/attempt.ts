@@ -54,8 +54,14 @@ function describeError(error: unknown, host: string): Outcome {
   return { failure: 'network', error: code ? `${message} (${code})` : message };
 }
 
+/** HTTP's status codes (RFC 9110 §15): a receiver's answer outside them is an error, never recorded as a status. */
+function validStatus(status: number | undefined): status is number {
+  return status !== undefined && Number.isInteger(status) && status >= 100 && status <= 599;
+}
+
 function statusOutcome(response: IncomingMessage): Outcome {
   const status = response.statusCode ?? 0;
+  if (!validStatus(status)) return { failure: 'http_status', error: `the receiver answered a status code outside 100–599 (${String(status).slice(0, 10)})` };
   if (status >= 200 && status < 300) return { failure: null, error: null };
   if (status >= 300 && status < 400) {
     const location = String(response.headers.location ?? '').slice(0, 200);
@@ -112,7 +118,8 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
       if (!answerRead) request?.destroy();
       const responseBody = Buffer.concat(chunks).subarray(0, maxResponseBytes).toString('utf8');
       const error = outcome.error === null ? null : redact(outcome.error, attempt.headers);
-      resolve({ ok: outcome.failure === null, status: response?.statusCode ?? null, durationMs: elapsed(), error, failure: outcome.failure, responseBody });
+      const status = validStatus(response?.statusCode) ? response.statusCode : null;
+      resolve({ ok: outcome.failure === null, status, durationMs: elapsed(), error, failure: outcome.failure, responseBody });
     };
     // Once the status has arrived it decides the outcome, however the body then ends (or does not).
     const deadline = setTimeout(() => {

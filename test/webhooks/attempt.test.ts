@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliverOnce, WEBHOOK_USER_AGENT, type AttemptResult, type DeliveryAttempt } from '../../src/webhooks/attempt.js';
 import type { DestinationPolicy } from '../../src/webhooks/destination.js';
@@ -32,7 +33,30 @@ async function attempt(overrides: Partial<DeliveryAttempt> & Pick<DeliveryAttemp
   return result;
 }
 
+/** A TCP receiver that reads the request, answers `statusLine` with an empty body, and closes. */
+async function rawStatusReceiver(statusLine: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = net.createServer((socket) => {
+    socket.once('data', () => socket.end(`${statusLine}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`));
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
 describe('deliverOnce', () => {
+  it.each(['HTTP/1.1 999 X', 'HTTP/1.1 0 X', 'HTTP/1.1 099 Early'])('records %j as an error, never as a status outside 100–599', async (statusLine) => {
+    const receiver = await rawStatusReceiver(statusLine);
+    try {
+      const result = await attempt({ url: receiver.url });
+      expect(result).toMatchObject({ ok: false, status: null });
+      expect(result.failure).not.toBeNull();
+      expect(result.error).toMatch(/status/i);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('POSTs the body as JSON with the webhook headers, and a 2xx is success', async () => {
     const receiver = await started(startHttpReceiver((_request, response) => response.writeHead(204).end()));
     const result = await attempt({ url: `http://127.0.0.1:${receiver.port}/hooks?org=1` });
