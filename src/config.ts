@@ -85,6 +85,10 @@ export interface Config {
   readonly eventRetentionDays: number;
   /** WEBHOOK_CLAIM_MS: how long a node's claim on a delivery attempt holds; another node takes it after (a node that died). */
   readonly webhookClaimMs: number;
+  /** WEBHOOK_DELIVERY (`serve --deliver`): whether this node delivers webhooks; off for a node that only serves the API. */
+  readonly webhookDelivery: boolean;
+  /** WEBHOOK_POLL_INTERVAL_MS: how often a delivering node asks the database for due deliveries it was not told of. */
+  readonly webhookPollIntervalMs: number;
 }
 
 /** SPEC §3a: the same Idempotency-Key replays its first response for 24 hours. */
@@ -173,6 +177,8 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     eventRetentionDays: integer('EVENT_RETENTION_DAYS', read('EVENT_RETENTION_DAYS'), 30, 1, 3650),
     // The attempt's deadline is 10 s: the claim outlasts it, with room to record the outcome.
     webhookClaimMs: integer('WEBHOOK_CLAIM_MS', read('WEBHOOK_CLAIM_MS'), 30_000, 11_000, 3_600_000),
+    webhookDelivery: boolean('WEBHOOK_DELIVERY', read('WEBHOOK_DELIVERY'), true),
+    webhookPollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', read('WEBHOOK_POLL_INTERVAL_MS'), 500, 10, 60_000),
   };
 }
 

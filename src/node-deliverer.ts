@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
+import type { Config } from './config.js';
 import { registerWebhookMetrics } from './metrics/webhook-metrics.js';
 import type { Store } from './store/store.js';
 import { Deliverer } from './webhooks/deliverer.js';
@@ -15,12 +16,15 @@ export interface NodeDelivererSettings {
   readonly box: SecretBox | undefined;
   readonly destinations: DestinationPolicy;
   readonly claimMs: number;
+  /** How often it asks the database for due deliveries it was not told of. */
+  readonly pollIntervalMs?: number;
 }
 
 /**
- * The deliverer a `serve` node runs, with its metrics; undefined (and said
- * once) when no WEBHOOK_SECRET_KEY opens the endpoints' secrets. A node on a
- * hot standby runs it too: its claims fail read-only, quietly.
+ * The deliverer a `serve` node or a `deliver` process runs, with its
+ * metrics; undefined (and said once) when no WEBHOOK_SECRET_KEY opens the
+ * endpoints' secrets. A node on a hot standby runs it too: its claims fail
+ * read-only, quietly.
  */
 export function nodeDeliverer(
   store: Store,
@@ -41,10 +45,16 @@ export function nodeDeliverer(
     nodeId: `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`,
     policy: settings.destinations,
     claimMs: settings.claimMs,
+    ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
     secretsOf: (row) => signingSecretsOf(box, row, new Date()),
     renderEvent,
     observer,
     log,
   });
   return node.deliverer;
+}
+
+/** What a process's configuration says of its deliverer. */
+export function deliverySettings(config: Config, box: SecretBox | undefined): NodeDelivererSettings {
+  return { box, destinations: config.webhookDestinations, claimMs: config.webhookClaimMs, pollIntervalMs: config.webhookPollIntervalMs };
 }

@@ -19,7 +19,7 @@ import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
 import { FairShare } from './store/fair-share.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
 import { scheduleEventPrune } from './events/event-prune-job.js';
-import { nodeDeliverer } from './node-deliverer.js';
+import { deliverySettings, nodeDeliverer } from './node-deliverer.js';
 import { nodeLedger } from './node-ledger.js';
 import { renderDeliveredEvent } from './events/event-body.js';
 
@@ -89,13 +89,10 @@ export async function startServer(config: Config, store?: Store, logDestination?
     else if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     // The node's share of the database and its one ledger: every write of this process goes through it.
     const share = new FairShare({ slots: config.databasePoolSize, queuePerTenant: config.databaseQueuePerOrg });
-    const deliverer = nodeDeliverer(
-      openedStore,
-      { box: webhookKey.box, destinations: config.webhookDestinations, claimMs: config.webhookClaimMs },
-      metrics,
-      logger,
-      renderDeliveredEvent,
-    );
+    const deliverer = config.webhookDelivery
+      ? nodeDeliverer(openedStore, deliverySettings(config, webhookKey.box), metrics, logger, renderDeliveredEvent)
+      : undefined;
+    if (!config.webhookDelivery) logger.info('webhooks are not delivered by this node (--deliver off): `lending-api deliver` processes deliver them');
     const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: (orgId) => deliverer?.wake(orgId) });
     const ledger = nodeLedger(openedStore, config, { share, recorded: (orgId) => publisher.notify(orgId) });
     const app = await buildApp({
@@ -173,8 +170,8 @@ async function closeWithin(app: FastifyInstance, timeoutMs: number): Promise<voi
   }
 }
 
-/** Closes the server on SIGTERM/SIGINT, then exits 0 (1 if closing failed). */
-export function closeOnSignals(server: RunningServer, log: (message: string) => void): void {
+/** Closes the server (or delivery worker) on SIGTERM/SIGINT, then exits 0 (1 if closing failed). */
+export function closeOnSignals(server: Pick<RunningServer, 'close'>, log: (message: string) => void): void {
   const shutdown = (signal: NodeJS.Signals) => {
     log(`${signal} received: finishing in-flight requests, then exiting`);
     server.close().then(

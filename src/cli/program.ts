@@ -19,6 +19,14 @@ export function buildProgram(): Command {
   addServeFlags(program.command('serve').description('run the HTTP service')).action(async (flags) => (await import('./commands/serve.js')).runServe(flags));
 
   program
+    .command('deliver')
+    .description('deliver webhooks only, serving no API: beside `serve --deliver off` nodes, so API nodes and delivery workers scale apart')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
+    .option('--webhook-allow-private', 'let webhook endpoints use http:// and private addresses, for tests and internal networks (WEBHOOK_ALLOW_PRIVATE)')
+    .option('--json', 'machine-readable start-up line')
+    .action(async (flags) => (await import('./commands/deliver.js')).runDeliver(flags));
+
+  program
     .command('migrate')
     .description('bring the database schema up to date')
     .option('--json', 'machine-readable output')
@@ -123,6 +131,7 @@ function addServeFlags(command: Command): Command {
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (LOG_LEVEL)')
     .option('--workers <n>', 'HTTP worker processes sharing the port; PostgreSQL only (WORKERS, default 1)')
     .option('--webhook-allow-private', 'let webhook endpoints use http:// and private addresses, for tests and internal networks (WEBHOOK_ALLOW_PRIVATE)')
+    .option('--deliver <on|off>', 'off: serve the API and publish events, deliver no webhook (run `lending-api deliver` for that) (WEBHOOK_DELIVERY, default on)')
     .option('--json', 'machine-readable start-up line');
 }
 

@@ -16,6 +16,7 @@ export interface ServeFlags extends OutputOptions {
   logLevel?: string;
   workers?: string;
   webhookAllowPrivate?: boolean;
+  deliver?: string;
 }
 
 export function configFromFlags(flags: ServeFlags) {
@@ -28,6 +29,7 @@ export function configFromFlags(flags: ServeFlags) {
     LOG_LEVEL: flags.logLevel,
     WORKERS: flags.workers,
     WEBHOOK_ALLOW_PRIVATE: flags.webhookAllowPrivate ? '1' : undefined,
+    WEBHOOK_DELIVERY: flags.deliver,
   });
 }
 
