@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.js';
 import { AttemptRecorder } from './attempt-recorder.js';
+import { failDueBehindTimeout } from './black-hole-fate.js';
 import { claimDueDeliveries, organizationsWithDueDeliveries, type ClaimedDelivery } from './delivery-claims.js';
 import type { RecordedAttempt } from './delivery-record.js';
 import { DEFAULT_DELIVERER, type DelivererOptions, type DelivererSettings } from './deliverer-settings.js';
@@ -241,8 +242,19 @@ export class Deliverer {
       return;
     }
     this.options.observer?.attempted(result, claim, answeredAtMs);
+    if (result.failure === 'timeout' && recorded.state === 'pending') await this.shareTimeout(claim);
     if (recorded.endpointDisabled) {
       this.options.log.warn({ org_id: claim.orgId, endpoint_id: claim.endpointId }, 'webhook endpoint disabled: every attempt failed for 3 days');
+    }
+  }
+
+  /** Retries keep their schedule behind a black hole (src/webhooks/black-hole-fate.ts). */
+  private async shareTimeout(claim: ClaimedDelivery): Promise<void> {
+    const timedOut = { orgId: claim.orgId, endpointId: claim.endpointId, eventUid: claim.event.uid, deadlineMs: this.settings.deadlineMs };
+    try {
+      await failDueBehindTimeout(this.store, timedOut, this.options.random);
+    } catch (error) {
+      this.failed(error, 'could not fail the deliveries waiting behind a timed-out attempt; they are attempted in turn');
     }
   }
 
