@@ -151,13 +151,14 @@ async function httpClientCpuPerPost(port: number, record: string): Promise<numbe
   }
 }
 
-interface ReceiverProcess {
+export interface ReceiverProcess {
   readonly child: ChildProcess;
   readonly port: number;
   received(): Promise<number>;
 }
 
-async function startReceiver(): Promise<ReceiverProcess> {
+/** A receiver answering 204 to every POST, in a process of its own (its CPU is not the deliverer's). */
+export async function startReceiver(): Promise<ReceiverProcess> {
   const child = spawn(process.execPath, ['-e', RECEIVER_SOURCE], { stdio: ['pipe', 'pipe', 'inherit'] });
   const nextLine = async () => Number(String((await once(child.stdout!, 'data'))[0]).trim());
   const port = await nextLine();

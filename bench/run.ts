@@ -33,7 +33,8 @@
  * cores as the service and PostgreSQL. The table's first line names the one used.
  *
  * `--only e1,e2,ecost,edeliver` runs the event and webhook scenarios alone
- * (`bench/event-scenarios.ts`).
+ * (`bench/event-scenarios.ts`); `--only efair` organizations' turns at
+ * delivery beside an 80,000-delivery backlog (`bench/fair-scenario.ts`).
  *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
  * the rest too). The bursts w3–w6 (`bench/burst-scenarios.ts`) run on a
@@ -72,6 +73,7 @@ import { BURST_SCENARIO_IDS, printBurstResults, runBurstScenarios } from './burs
 import { writeBenchRecord } from './results-record.js';
 import { FLOOD_SCENARIO_ID, printFloodResult, runFloodScenario } from './flood-scenario.js';
 import { EVENT_SCENARIO_IDS, runEventScenarios } from './event-scenarios.js';
+import { FAIR_SCENARIO_ID, runFairScenario } from './fair-scenario.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -172,6 +174,10 @@ interface PeakRss {
 
 async function main(): Promise<void> {
   const wanted = args.only?.split(',');
+  if (wanted?.length === 1 && wanted[0] === FAIR_SCENARIO_ID) {
+    process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
+    return;
+  }
   if (wanted?.length === 1 && wanted[0] === FLOOD_SCENARIO_ID) {
     process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
     return;
@@ -195,6 +201,7 @@ async function main(): Promise<void> {
   if (!wanted || wanted.includes(FLOOD_SCENARIO_ID)) process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
   const eventIds = wanted?.filter(isEvents) ?? EVENT_SCENARIO_IDS;
   if (eventIds.length > 0) await events(eventIds);
+  if (!wanted || wanted.includes(FAIR_SCENARIO_ID)) process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
 }
 
 async function readsAndWrites(): Promise<void> {
