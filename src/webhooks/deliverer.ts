@@ -184,12 +184,19 @@ export class Deliverer {
       const max = Math.min(this.settings.claimsPerTurn, this.room(), this.organizationRoom(orgId));
       // At its share: its attempts that end name it again.
       if (max <= 0) continue;
-      const claims = await claimDueDeliveries(this.store, orgId, {
-        nodeId: this.settings.nodeId,
-        claimMs: this.settings.claimMs,
-        max,
-        perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
-      });
+      let claims: ClaimedDelivery[];
+      try {
+        claims = await claimDueDeliveries(this.store, orgId, {
+          nodeId: this.settings.nodeId,
+          claimMs: this.settings.claimMs,
+          max,
+          perEndpoint: (endpointId) => this.windows.windowOf(endpointId),
+        });
+      } catch (error) {
+        // Its work is still there: its turn comes again when the claims are tried again (the next wake or poll).
+        this.turns.add(orgId);
+        throw error;
+      }
       const secretsOf = secretsOncePerEndpoint(this.options.secretsOf);
       for (const claim of claims) this.launch(claim, secretsOf);
       if (claims.length === max) this.turns.add(orgId);

@@ -77,9 +77,8 @@ describeEachStore('organizations taking turns at webhook delivery', (store) => {
       nodes[0]!.wake(b.org.id);
       await eventually(() => bArrivals.length === 2, 60_000, 'B’s fresh event delivered');
       const overtaken = bArrivals[1]! - before;
-      const backlogLeft = BACKLOG - bArrivals[1]!;
-      await eventually(() => aArrived() === BACKLOG, 120_000, 'the whole backlog delivered');
-      return { overtaken, backlogLeft };
+      // What is left of the backlog is abandoned by stop(): the measurement is done.
+      return { overtaken, backlogLeft: BACKLOG - bArrivals[1]! };
     } finally {
       await Promise.all(nodes.map((node) => node.stop()));
     }
