@@ -21,7 +21,8 @@ const DUE_BEHIND = `SELECT d.id::text AS id, d.event_id::text AS event_id, d.att
  * here: Citus takes no volatile function in an UPDATE of a sharded table), or
  * given up after the last; and the attempt row, which says it was not sent.
  * $1 org, $2 endpoint, $3 deliveries, $4 events, $5 attempt numbers, $6 next
- * attempts (null: given up), $7 error.
+ * attempts (null: given up), $7 error. The deliveries by their keys, still pending
+ * written as in src/webhooks/delivery-record.ts (PENDING_BY_KEY).
  */
 const FAIL_UNSENT = `WITH decided AS (
     SELECT * FROM unnest($3::bigint[], $4::bigint[], $5::int[], $6::timestamptz[]) AS f(delivery_id, event_id, attempt, next_attempt_at)
@@ -30,7 +31,7 @@ const FAIL_UNSENT = `WITH decided AS (
        SET attempts = f.attempt, state = CASE WHEN f.next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END,
            next_attempt_at = coalesce(f.next_attempt_at, d.next_attempt_at), updated_at = now()
       FROM decided f
-     WHERE d.org_id = $1 AND d.id = f.delivery_id AND d.event_id = f.event_id AND d.state = 'pending'
+     WHERE d.org_id = $1 AND d.id = f.delivery_id AND d.event_id = f.event_id AND d.state <> ALL ('{delivered,failed,cancelled}'::text[])
     RETURNING d.id, d.event_id, d.attempts, f.next_attempt_at
   )
   INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
