@@ -48,6 +48,14 @@ describe('webhook settings', () => {
     expect(() => loadConfig({ WEBHOOK_ALLOWED_HOSTS: 'a.example,,b.example' })).toThrow(/^WEBHOOK_ALLOWED_HOSTS /);
     expect(() => loadConfig({ EVENT_RETENTION_DAYS: '0' })).toThrow(/^EVENT_RETENTION_DAYS /);
   });
+
+  it('reads WEBHOOK_DELIVERY (serve --deliver) and WEBHOOK_POLL_INTERVAL_MS, refusing bad values by name', () => {
+    expect(loadConfig({})).toMatchObject({ webhookDelivery: true, webhookPollIntervalMs: 500 });
+    expect(loadConfig({ WEBHOOK_DELIVERY: 'off', WEBHOOK_POLL_INTERVAL_MS: '100' })).toMatchObject({ webhookDelivery: false, webhookPollIntervalMs: 100 });
+    expect(loadConfig({ WEBHOOK_DELIVERY: 'on' }, { WEBHOOK_DELIVERY: 'off' }).webhookDelivery).toBe(false);
+    expect(() => loadConfig({ WEBHOOK_DELIVERY: 'sometimes' })).toThrow(/^WEBHOOK_DELIVERY /);
+    expect(() => loadConfig({ WEBHOOK_POLL_INTERVAL_MS: '0' })).toThrow(/^WEBHOOK_POLL_INTERVAL_MS /);
+  });
 });
 
 describe('the process webhook key', () => {
