@@ -102,7 +102,7 @@ describeEachStore('how many attempts an endpoint has in flight', (store) => {
     const fast = await startHttpReceiver((_request, response) => response.writeHead(204).end());
     receivers.push(fast);
     const tenant = await createTenant(store(), 'Known work', 'write');
-    await insertEndpoint(store(), tenant.org.id, `http://127.0.0.1:${fast.port}/`);
+    await insertEndpoint(store(), tenant.org.id, `http://127.0.0.1:${fast.port}/known-work`);
     await insertCreditLimits(store(), tenant.org.id, Array.from({ length: 30 }, () => creditLimit()));
     await publishAllEvents(store(), tenant.org.id);
     let discoveries = 0;
@@ -136,6 +136,8 @@ describeEachStore('how many attempts an endpoint has in flight', (store) => {
     } finally {
       await deliverer.stop();
     }
-    expect(fast.requests).toHaveLength(35);
+    // Only this endpoint's: the deliverer also serves the earlier tests' organizations (one store per file), whose
+    // endpoints pointed at receivers now closed, and one of whose ports this receiver may have been given again.
+    expect(fast.requests.filter((request) => request.url === '/known-work')).toHaveLength(35);
   });
 });
