@@ -17,6 +17,13 @@ export interface AuthCacheOptions {
 export interface AuthCache {
   get(authorization: string): AuthContext | undefined;
   remember(authorization: string, auth: AuthContext): void;
+  /**
+   * The verification of `authorization`: `verify()` runs once for all the
+   * requests that present the same header while it runs (single-flight), and
+   * a success is remembered. A failure is shared by those requests only,
+   * never kept.
+   */
+  verify(authorization: string, verify: () => Promise<AuthContext | undefined>): Promise<AuthContext | undefined>;
 }
 
 interface Entry {
@@ -32,11 +39,17 @@ interface Entry {
  * that succeeded can hit one: a wrong secret for a known key id hashes
  * elsewhere and goes to the database. A hit needs no parsing or decoding of
  * the header. Failures are never cached. The key itself is never held.
+ *
+ * Concurrent requests with the same header share one verification: when
+ * the entry of a busy key expires (or on its first requests), hundreds of
+ * requests queued behind it would otherwise each send the key lookup to the
+ * database at once.
  */
 export function createAuthCache(options: AuthCacheOptions): AuthCache {
   const { ttlMs, maxEntries = 10_000, now = Date.now } = options;
   const entries = new Map<string, Entry>();
-  return {
+  const inFlight = new Map<string, Promise<AuthContext | undefined>>();
+  const cache: AuthCache = {
     get(authorization) {
       if (ttlMs <= 0) return undefined;
       const key = cacheKey(authorization);
@@ -60,7 +73,26 @@ export function createAuthCache(options: AuthCacheOptions): AuthCache {
       }
       entries.set(key, { auth, until });
     },
+    verify(authorization, verify) {
+      const key = cacheKey(authorization);
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+      const started = verify().then(
+        (auth) => {
+          inFlight.delete(key);
+          if (auth) cache.remember(authorization, auth);
+          return auth;
+        },
+        (error: unknown) => {
+          inFlight.delete(key);
+          throw error;
+        },
+      );
+      inFlight.set(key, started);
+      return started;
+    },
   };
+  return cache;
 }
 
 function cacheKey(authorization: string): string {

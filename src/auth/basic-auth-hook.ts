@@ -41,9 +41,9 @@ export function basicAuthHook(databaseOf: (request: FastifyRequest) => Queryable
       request.auth = cached;
       return;
     }
-    const auth = await authenticate(databaseOf(request), credentials);
+    const database = databaseOf(request);
+    const auth = await (cache ? cache.verify(authorization, () => authenticate(database, credentials)) : authenticate(database, credentials));
     if (!auth) throw unauthorized();
-    cache?.remember(authorization, auth);
     request.auth = auth;
   }
   if (!cache) return requireBasicAuth;

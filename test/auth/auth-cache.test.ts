@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../helpers/app.js';
 import { createAuthCache } from '../../src/auth/auth-cache.js';
 import { revokeApiKey } from '../../src/auth/api-keys.js';
+import type { Store } from '../../src/store/store.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant } from '../helpers/tenants.js';
 
@@ -45,6 +46,58 @@ describeEachStore('cached API-key verification', (store) => {
     const other = await createTenant(store());
     expect((await get(tenant.authorization)).statusCode).toBe(200);
     expect((await get(basicAuthorization(other.org.uid, tenant.apiKey))).statusCode).toBe(401);
+  });
+});
+
+/** The store, counting the key lookups (the authentication query) sent to it. */
+function countingKeyLookups(inner: Store): { store: Store; lookups: () => number } {
+  let lookups = 0;
+  const store = new Proxy(inner, {
+    get(target, property) {
+      if (property === 'query') {
+        return (sql: string, params?: readonly unknown[]) => {
+          if (/FROM api_keys k JOIN organizations/.test(sql)) lookups += 1;
+          return target.query(sql, params);
+        };
+      }
+      // Without withBudget every query of a request goes through `query` above.
+      if (property === 'withBudget') return undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store, lookups: () => lookups };
+}
+
+describeEachStore('concurrent requests with one key (single-flight)', (store) => {
+  it('send the key lookup to the database once, not once per request, when the key is not cached yet', async () => {
+    const tenant = await createTenant(store());
+    const counting = countingKeyLookups(store());
+    const app = await buildApp({ store: counting.store, authCache: { ttlMs: TTL_MS } });
+    try {
+      const answers = await Promise.all(Array.from({ length: 50 }, () => app.inject({ url: '/api/methods/', headers: { authorization: tenant.authorization } })));
+      expect(answers.map((answer) => answer.statusCode)).toEqual(Array(50).fill(200));
+      expect(counting.lookups()).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('share a failed verification among themselves only: the next request asks the database again', async () => {
+    const tenant = await createTenant(store());
+    const counting = countingKeyLookups(store());
+    const app = await buildApp({ store: counting.store, authCache: { ttlMs: TTL_MS } });
+    const wrong = basicAuthorization(tenant.org.uid, tenant.apiKey.slice(0, -1) + (tenant.apiKey.endsWith('A') ? 'B' : 'A'));
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => app.inject({ url: '/api/methods/', headers: { authorization: wrong } })));
+      expect(answers.map((answer) => answer.statusCode)).toEqual(Array(20).fill(401));
+      const before = counting.lookups();
+      expect(before).toBe(1);
+      expect((await app.inject({ url: '/api/methods/', headers: { authorization: wrong } })).statusCode).toBe(401);
+      expect(counting.lookups()).toBe(before + 1);
+    } finally {
+      await app.close();
+    }
   });
 });
 
