@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { DatabaseOverloadedError } from '../store/fair-share.js';
 import type { Store } from '../store/store.js';
 import { organizationsWithPendingEvents, publishEvents, type Publication } from './publish-events.js';
 
@@ -19,8 +20,8 @@ export const DEFAULT_EVENT_PUBLISHER = { sweepIntervalMs: 250 } as const;
  * node: at once for the organizations this node just wrote to (`notify`),
  * and by a sweep for everything else. Organizations take turns, one
  * publication each. A failed publication
- * (the database away) is logged once per sweep interval and tried again: the
- * outbox keeps the events meanwhile.
+ * (the database away, or the node overloaded) is logged once per sweep
+ * interval and tried again: the outbox keeps the events meanwhile.
  */
 export class EventPublisher {
   private readonly waiting = new Set<string>();
@@ -91,6 +92,11 @@ export class EventPublisher {
     const now = Date.now();
     if (now - this.lastFailureLogAt < this.options.sweepIntervalMs) return;
     this.lastFailureLogAt = now;
+    // A node too busy to get a connection in time meets a database that answers: overload, never an outage.
+    if (error instanceof DatabaseOverloadedError) {
+      this.options.log.warn({ reason: error.message }, 'could not publish events now: this node is overloaded (the database is answering); they stay in the outbox and are tried again');
+      return;
+    }
     this.options.log.warn({ err: error }, 'could not publish events; they stay in the outbox and are tried again');
   }
 }

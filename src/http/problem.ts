@@ -70,7 +70,8 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(code, FRAMEWORK_DETAILS[fastifyError.code ?? ''] ?? fastifyError.message ?? ERROR_CODES[code].title, { cause: error });
   }
   if (error instanceof DatabaseOverloadedError) {
-    return new ApiError('overloaded', `overloaded: ${error.message} (the database is answering, but this organization's requests exceed its share of it on this node); nothing was changed; retry after 1 s`, {
+    const why = error.reason === 'no-connection' ? 'the database is answering, but this node is too busy' : "the database is answering, but this organization's requests exceed its share of it on this node";
+    return new ApiError('overloaded', `overloaded: ${error.message} (${why}); nothing was changed; retry after 1 s`, {
       headers: { 'retry-after': '1' },
       cause: error,
     });

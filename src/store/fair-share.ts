@@ -11,17 +11,28 @@ export interface FairShareOptions {
 /** Ten queries at once (the default pool size), and 1000 waiting per organization (DATABASE_QUEUE_PER_ORG). */
 export const DEFAULT_DATABASE_SHARE: FairShareOptions = { slots: 10, queuePerTenant: 1000 };
 
+const OVERLOAD_MESSAGES = {
+  'queue-full': "the organization's queue of database work is full",
+  waited: "the request's database time ran out waiting for its organization's turn",
+  'no-connection': "no connection to the database could be had in time while the database went on answering this node's other queries",
+} as const;
+
 /**
  * The database is answering, but an organization's share of it is used up:
  * its queue of queries is full, or its query waited for a slot until its
- * request's database time ran out while the database kept answering others.
- * Nothing was sent to the database: the request is refused as `overloaded`.
+ * request's database time ran out while the database kept answering others;
+ * or the node itself is too busy: a connection (the pool's wait, or a new
+ * connection's handshake) timed out while the database answered the node's
+ * other queries (PostgresStore). Nothing was sent to the database: the
+ * request is refused as `overloaded`, and never reported as the database
+ * being unreachable.
  */
 export class DatabaseOverloadedError extends Error {
   constructor(
-    readonly reason: 'queue-full' | 'waited',
+    readonly reason: keyof typeof OVERLOAD_MESSAGES,
+    cause?: unknown,
   ) {
-    super(reason === 'queue-full' ? "the organization's queue of database work is full" : "the request's database time ran out waiting for its organization's turn");
+    super(OVERLOAD_MESSAGES[reason], { cause });
     this.name = 'DatabaseOverloadedError';
   }
 }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DatabaseOverloadedError } from './fair-share.js';
 import { StoreUnavailableError } from './store.js';
 import { TransactionInterruptedError, type TransactionStage } from './transaction-interrupted.js';
 import { isUnavailableSqlstate } from './unavailable-sqlstates.js';
@@ -47,6 +48,27 @@ export function classifyError(error: unknown): unknown {
   }
   if (error instanceof TypeError || error instanceof RangeError || !(error instanceof Error)) return error;
   return new StoreUnavailableError(error);
+}
+
+/** Whether a query's outcome came from the server: a result (no error) or the server's own error, not a lost connection or a timeout. */
+export function isServerAnswer(error: unknown): boolean {
+  return error === undefined || error === null || error instanceof pg.DatabaseError;
+}
+
+/**
+ * A connection that could not be had: the pool's wait for a free one, or a
+ * new one's connect timeout (the driver's own timeouts: no SQLSTATE, no
+ * system error code, after waiting at least `timeoutMs`), while the database
+ * answered this process's other queries (`answeredDuringWait`), means the
+ * process or its pool is overloaded — under a flood the event loop is too
+ * busy to finish a connection's handshake in time — not that the database is
+ * unreachable. A refused, reset or unresolvable connection (a system error
+ * code), the server's own refusal (a SQLSTATE), or a timeout during which
+ * nothing was answered (a frozen or lost server) stays a StoreUnavailableError.
+ */
+export function classifyConnectError(error: unknown, waitedMs: number, timeoutMs: number, answeredDuringWait: boolean): unknown {
+  const driverTimeout = error instanceof Error && !(error instanceof pg.DatabaseError) && (error as { code?: unknown }).code === undefined && waitedMs >= timeoutMs;
+  return driverTimeout && answeredDuringWait ? new DatabaseOverloadedError('no-connection', error) : classifyError(error);
 }
 
 export function redactUrl(url: string): string {

@@ -24,7 +24,7 @@ export interface PostgresStoreOptions {
  * The store's pool, and a client of the pool's kind to connect outside it (a read's retry on a new
  * connection).
  */
-export function createPool(url: string, options: PostgresStoreOptions): { pool: pg.Pool; newClient: () => pg.Client } {
+export function createPool(url: string, options: PostgresStoreOptions): { pool: pg.Pool; newClient: () => pg.Client; connectTimeoutMs: number } {
   const connectTimeoutMs = options.connectionTimeoutMs ?? 2000;
   // node-postgres uses one timeout for opening a connection and for waiting
   // for a busy pool. Opening must fail fast (the database is away: 503 at
@@ -61,5 +61,5 @@ export function createPool(url: string, options: PostgresStoreOptions): { pool: 
   // the process; the next query gets a fresh connection.
   pool.on('error', () => {});
   const poolOptions = pool.options;
-  return { pool, newClient: () => new FastConnectClient(poolOptions) };
+  return { pool, newClient: () => new FastConnectClient(poolOptions), connectTimeoutMs };
 }

@@ -6,11 +6,11 @@ import { from as copyFromStdin } from 'pg-copy-streams';
 import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
 import { Deadlines } from './deadlines.js';
 import { ConnectionWatch } from './pg-connection-watch.js';
-import { classifyError, interrupted, isConnectionLost, redactUrl, stageAt } from './pg-errors.js';
+import { classifyConnectError, classifyError, interrupted, isConnectionLost, isServerAnswer, redactUrl, stageAt } from './pg-errors.js';
 import { executeText, foldedWithBegin, withLiterals } from './pg-literals.js';
 import { CitusProbe, commitStatements } from './commit-messages.js';
 import { createPool, type PostgresStoreOptions } from './pg-pool.js';
-import { pgQuery, runPgQuery, runPooled, type TimedQueryConfig } from './pg-query.js';
+import { pgQuery, runPgQuery, type TimedQueryConfig } from './pg-query.js';
 import { StatementNames } from './statement-names.js';
 import { StoreUnavailableError, type Queryable, type QueryOptions, type Statement, type Store, type Transaction, type TransactionOptions } from './store.js';
 import type { TransactionStage } from './transaction-interrupted.js';
@@ -40,14 +40,19 @@ export class PostgresStore implements Store {
   connectionRetries = 0;
   /** A client of the pool's kind, connected outside the pool: the one retry of a read whose connection was lost. */
   private readonly newClient: () => pg.Client;
+  /** A new connection's connect timeout; the pool's wait is at least as long. */
+  private readonly connectTimeoutMs: number;
+  /** When the database last answered one of this store's queries (a result or its own error), performance.now() ms. */
+  private lastAnsweredAt = Number.NEGATIVE_INFINITY;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
     this.namedStatements = options.namedStatements ?? true;
     this.readTimeoutMs = options.queryTimeoutMs ? options.queryTimeoutMs + 1000 : undefined;
-    const { pool, newClient } = createPool(url, options);
+    const { pool, newClient, connectTimeoutMs } = createPool(url, options);
     this.pool = pool;
     this.newClient = newClient;
+    this.connectTimeoutMs = connectTimeoutMs;
   }
 
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
@@ -76,12 +81,39 @@ export class PostgresStore implements Store {
     return config;
   }
 
-  private async queryUnbudgeted<Row>(config: TimedQueryConfig): Promise<Row[]> {
-    try {
-      return (await runPooled(this.pool, this.timed(config))).rows as Row[];
-    } catch (error) {
-      throw classifyError(error);
-    }
+  /**
+   * As pool.query does — the client's errors heard while it is checked out (the pool listens only while it is
+   * idle), and a client whose query failed not reused — with the connect failure told from the query's.
+   */
+  private queryUnbudgeted<Row>(config: TimedQueryConfig): Promise<Row[]> {
+    const waitFrom = performance.now();
+    return new Promise((resolve, reject) => {
+      this.pool.connect((connectError, client, release) => {
+        if (connectError || !client) return reject(this.connectFailure(connectError, waitFrom));
+        let done = false;
+        const finish = (error: Error | undefined, rows?: Row[]) => {
+          if (done) return;
+          done = true;
+          client.off('error', finish);
+          release(error);
+          this.noteAnswer(error);
+          if (error) reject(classifyError(error));
+          else resolve(rows ?? []);
+        };
+        client.on('error', finish);
+        client.query(pgQuery(this.timed(config), (error, result) => finish(error ?? undefined, error ? undefined : (result.rows as Row[]))));
+      });
+    });
+  }
+
+  /** Keeps when the database last answered: a result, or an error of its own (not a lost connection or a timeout). */
+  private noteAnswer(error: Error | null | undefined): void {
+    if (isServerAnswer(error)) this.lastAnsweredAt = performance.now();
+  }
+
+  /** What a connection that could not be had since `waitFrom` means: overloaded, or the database away (classifyConnectError). */
+  private connectFailure(error: unknown, waitFrom: number): unknown {
+    return classifyConnectError(error, performance.now() - waitFrom, this.connectTimeoutMs, this.lastAnsweredAt > waitFrom);
   }
 
   /**
@@ -122,6 +154,7 @@ export class PostgresStore implements Store {
         void client.end().catch(() => {});
       });
       const connect: Connect = attempt === 0 ? (callback) => this.pool.connect(callback) : (callback) => this.connectOutsidePool(callback);
+      const waitFrom = performance.now();
       connect((connectError, connected, release) => {
         if (timedOut) {
           // The budget ran out while waiting: a connection that comes later goes back to the pool.
@@ -133,7 +166,7 @@ export class PostgresStore implements Store {
           // A proxy (HAProxy) that accepted the connection for a server just lost closes it: the next
           // connection goes to a live server.
           if (attempt < 2) return resolve(this.retryWithin(deadlineAt, config, wholeBudgetMs, attempt === 0 ? 1 : 2));
-          return reject(classifyError(connectError));
+          return reject(this.connectFailure(connectError, waitFrom));
         }
         client = connected;
         // A checked-out client emits its connection's errors (our end() included): unheard, they would crash the process.
@@ -142,6 +175,7 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
           release(queryError ?? undefined);
+          this.noteAnswer(queryError);
           if (!queryError) return resolve(result.rows);
           if (timedOut) return reject(exceeded());
           if (attempt === 0 && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config, wholeBudgetMs, 1));
@@ -204,10 +238,11 @@ export class PostgresStore implements Store {
     try {
       client = await new Promise<pg.PoolClient>((resolve, reject) => {
         stopWaiting = () => reject(interrupted(exceeded(), 'before-begin'));
+        const waitFrom = performance.now();
         // A callback, not the promise: it runs in the same tick as the connection's ReadyForQuery, and the
         // watch must be on before any later message of the same network read (a FATAL) is emitted.
         this.pool.connect((error, connected) => {
-          if (error || !connected) return reject(interrupted(classifyError(error), 'before-begin'));
+          if (error || !connected) return reject(interrupted(this.connectFailure(error, waitFrom), 'before-begin'));
           // The budget ran out while waiting: a connection that comes later goes back to the pool.
           if (timedOut) return connected.release();
           watch.attach(connected);
@@ -233,8 +268,11 @@ export class PostgresStore implements Store {
       if (watch.lost) throw failure(watch.lost);
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
-        return await runPgQuery(client, this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
+        const result = await runPgQuery(client, this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
+        this.noteAnswer(undefined);
+        return result;
       } catch (error) {
+        this.noteAnswer(error as Error);
         throw failure(error);
       }
     };
