@@ -6,7 +6,7 @@ import type { AuthenticateHook } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { registerRedisBreakerGauge } from '../metrics/rate-limit-metrics.js';
 import { throttleAddressOf } from './client-address.js';
-import { addressBlocked, budgetHeaders, seconds } from './rate-limit-answers.js';
+import { addressBlocked, budgetHeaders, rateLimited, seconds } from './rate-limit-answers.js';
 import { RedisBreaker } from './redis-breaker.js';
 import { RedisCounters } from './redis-counters.js';
 import { RequestLimiter, WINDOW_MS, type Budget, type Verdict } from './request-limiter.js';
@@ -123,8 +123,7 @@ function admitOrThrow(verdict: Verdict, reply: FastifyReply, maxFailures: number
 }
 
 function overBudget(budget: Budget): ApiError {
-  return new ApiError(
-    'rate_limited',
+  return rateLimited(
     `this API key made more than ${budget.limit} requests in a minute; retry in ${seconds(budget.resetMs)} s`,
     { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
   );

@@ -1,7 +1,7 @@
 import type { FastifyReply, onRequestHookHandler } from 'fastify';
-import { ApiError } from '../domain/errors.js';
+import type { ApiError } from '../domain/errors.js';
 import { throttleAddressOf } from './client-address.js';
-import { budgetHeaders, seconds } from './rate-limit-answers.js';
+import { budgetHeaders, rateLimited, seconds } from './rate-limit-answers.js';
 import type { Budget, RequestLimiter, Verdict } from './request-limiter.js';
 
 /** The routes that take no API key: the probes, the document, and the reference page with its assets. */
@@ -47,8 +47,7 @@ function admitted(verdict: Verdict, reply: FastifyReply): ApiError | undefined {
 }
 
 function overBudget(budget: Budget): ApiError {
-  return new ApiError(
-    'rate_limited',
+  return rateLimited(
     `this address made more than ${budget.limit} requests in a minute to the probes and the API reference (they take no API key); retry in ${seconds(budget.resetMs)} s`,
     { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
   );

@@ -1,7 +1,7 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import { ApiError } from '../domain/errors.js';
+import type { ApiError } from '../domain/errors.js';
 import { throttleAddressOf } from './client-address.js';
-import { addressBlocked, budgetHeaders, seconds } from './rate-limit-answers.js';
+import { addressBlocked, budgetHeaders, rateLimited, seconds } from './rate-limit-answers.js';
 import type { Budget, RequestLimiter } from './request-limiter.js';
 
 /**
@@ -22,8 +22,7 @@ export function writeBudgetGuard(limiter: RequestLimiter, maxFailures: number): 
 }
 
 function overWriteBudget(budget: Budget): ApiError {
-  return new ApiError(
-    'rate_limited',
+  return rateLimited(
     `this API key made more than ${budget.limit} writes in a minute; retry in ${seconds(budget.resetMs)} s (reads have a budget of their own)`,
     { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
   );
