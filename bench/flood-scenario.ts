@@ -1,20 +1,25 @@
 /**
- * The flood scenario of issue 36: one organization's key, with no rate
- * limit, floods a `serve` process (200 keep-alive connections, 4 requests
- * pipelined on each, 15 s) while another organization reads 10 times a
- * second. Prints the quiet organization's p50/p99 at rest and under the
+ * The flood scenarios: one organization's key floods a `serve` process (200
+ * keep-alive connections, 4 requests pipelined on each, 15 s) while another
+ * organization reads 10 times a second. `flood` runs the service with its
+ * default settings (issue 49): the key's request budget is spent in the first
+ * moment, and the rest of the flood is refused 429 — what has to stay cheap.
+ * `flood-unlimited` (issue 36) turns the budgets off, so the flood's reads
+ * reach the database and queue in its organization's share. Prints the quiet organization's p50/p99 at rest and under the
  * flood and its 5xx count, the flood's answers by status and problem code,
  * and the service's log lines about overload (and any error lines).
  * Target: the quiet p99 under the flood at most 2× its p99 at rest + 100 ms,
  * no 5xx for it, and the flood's excess answered 429 or 503 `overloaded`,
  * logged at most once a second.
  *
- *   npm run bench -- --only flood          (DATABASE_URL=postgres://… or the local `lending_bench`)
+ *   npm run bench -- --only flood                     (DATABASE_URL=postgres://… or the local `lending_bench`)
+ *   npm run bench -- --only flood,flood-unlimited
  *
  * The quiet client runs in a process of its own, so that the flood's load
  * generator (autocannon, in this process) does not delay its timing.
  */
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { createApiKey } from '../src/auth/api-keys.js';
@@ -25,64 +30,108 @@ import { insertPaymentMethods, paymentMethod } from '../test/helpers/records.js'
 import { benchDatabaseUrl } from './database.js';
 import { publishBacklog } from './load.js';
 import { percentile } from './burst-client.js';
+import { processCpuSeconds } from './process-stats.js';
+import type { MeasuredRow } from './results-record.js';
 import { compiledEntry } from './service.js';
 
-export const FLOOD_SCENARIO_ID = 'flood';
+export const FLOOD_SCENARIO_IDS = ['flood', 'flood-unlimited'] as const;
+export type FloodScenarioId = (typeof FLOOD_SCENARIO_IDS)[number];
+
+/** What each scenario sets in the service's environment beyond the database and the log level. */
+const SETTINGS: Record<FloodScenarioId, { readonly env: Record<string, string>; readonly title: string }> = {
+  flood: { env: {}, title: 'the default settings' },
+  'flood-unlimited': { env: { RATE_LIMIT_PER_MINUTE: '0' }, title: 'RATE_LIMIT_PER_MINUTE=0' },
+};
 
 const FLOOD_CONNECTIONS = 200;
 const FLOOD_PIPELINING = 4;
 const FLOOD_SECONDS = 15;
 const REST_SECONDS = 10;
 const QUIET_PER_SECOND = 10;
+/**
+ * The quiet organization's reads take turns over this many keys: at 10 a second for 25 s, one key would
+ * spend the default budget of 60 a minute (RATE_LIMIT_PER_MINUTE) itself; over ten, each makes 25.
+ */
+const QUIET_KEYS = 10;
+/** Reads before the measured ones, not counted: the first opens a connection and finds the statements unprepared. */
+const QUIET_WARMUP_READS = 3;
 
 export interface FloodResult {
+  readonly id: FloodScenarioId;
   readonly lines: readonly string[];
   readonly targets: readonly (readonly [string, boolean])[];
+  /** For bench/results: the quiet organization's reads at rest and under the flood, and the flood's answers. */
+  readonly figures: {
+    readonly atRest: { readonly p50Ms: number; readonly p99Ms: number };
+    readonly underFlood: { readonly p50Ms: number; readonly p99Ms: number; readonly failures: number };
+    readonly flood: { readonly perSecond: number; readonly cpuUsPerAnswer: number };
+  };
 }
 
 interface QuietSample {
   readonly status: number;
   readonly ms: number;
+  /** When it was sent, ms after the first. */
+  readonly at: number;
 }
 
-export async function runFloodScenario(log: (line: string) => void, logLevel: string): Promise<FloodResult> {
+/** `profileDir`: the service runs with `node --cpu-prof` and leaves its profile there (bench/profile-summary.ts reads it). */
+export async function runFloodScenario(id: FloodScenarioId, log: (line: string) => void, logLevel: string, profileDir?: string): Promise<FloodResult> {
   const databaseUrl = await benchDatabaseUrl();
-  const { floodAuthorization, quietAuthorization } = await prepare(databaseUrl);
-  const service = await startLoggingService({ DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: logLevel });
+  const { floodAuthorization, quietAuthorizations } = await prepare(databaseUrl);
+  const settings = SETTINGS[id];
+  const service = await startLoggingService({ DATABASE_URL: databaseUrl, LOG_LEVEL: logLevel, ...settings.env }, profileDir);
+  const say = (line: string) => `(${id}) ${line}`;
   try {
-    log(`(flood) quiet organization alone, ${REST_SECONDS} s at ${QUIET_PER_SECOND}/s`);
-    const atRest = await quietClient(service.url, quietAuthorization, REST_SECONDS);
+    log(say(`${settings.title}; the quiet organization alone, ${REST_SECONDS} s at ${QUIET_PER_SECOND}/s`));
+    const quiet = quietClient(service.url, quietAuthorizations);
+    const atRest = await quiet.atRest;
     const linesBefore = service.lines.length;
-    log(`(flood) ${FLOOD_CONNECTIONS} connections × ${FLOOD_PIPELINING} pipelined from one key, ${FLOOD_SECONDS} s, beside the quiet organization`);
-    const [underFlood, floodAnswers] = await Promise.all([quietClient(service.url, quietAuthorization, FLOOD_SECONDS), floodClient(service.url, floodAuthorization)]);
+    log(say(`${FLOOD_CONNECTIONS} connections × ${FLOOD_PIPELINING} pipelined from one key, ${FLOOD_SECONDS} s, beside the quiet organization`));
+    const cpuBefore = await processCpuSeconds(service.pid);
+    const [underFlood, floodAnswers] = await Promise.all([quiet.underFlood(), floodClient(service.url, floodAuthorization)]);
+    const cpuSeconds = (await processCpuSeconds(service.pid)) - cpuBefore;
     // The last overload summary comes at most a second after the flood.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const logLines = service.lines.slice(linesBefore);
     const overloadLines = logLines.filter((line) => typeof line.overloaded === 'number');
     const errorLines = logLines.filter((line) => Number(line.level) >= 50);
-    const restP99 = percentile(atRest.map((sample) => sample.ms), 99);
-    const floodP99 = percentile(underFlood.map((sample) => sample.ms), 99);
+    const unreachableLines = logLines.filter((line) => /unreachable/i.test(JSON.stringify(line)));
+    const restMs = atRest.map((sample) => sample.ms);
+    const floodMs = underFlood.map((sample) => sample.ms);
+    const restP99 = percentile(restMs, 99);
+    const floodP99 = percentile(floodMs, 99);
     const quiet5xx = underFlood.filter((sample) => sample.status >= 500 || sample.status === 0).length;
     const overloadTimes = overloadLines.map((line) => Date.parse(String(line.time)));
     const closest = Math.min(...overloadTimes.slice(1).map((time, i) => time - (overloadTimes[i] ?? 0)), Number.POSITIVE_INFINITY);
+    const answered = Object.values(floodAnswers).reduce((sum, n) => sum + n, 0);
     const byCode = Object.entries(floodAnswers)
       .sort(([, a], [, b]) => b - a)
-      .map(([code, count]) => `${code}: ${count.toLocaleString('en-US')}`)
+      .map(([code, n]) => `${code}: ${n.toLocaleString('en-US')}`)
       .join(', ');
     const excessOk = Object.keys(floodAnswers).every((code) => code === '200' || code === '429 rate_limited' || code === '503 overloaded');
+    const cpuUsPerAnswer = (cpuSeconds * 1e6) / Math.max(1, answered);
     return {
+      id,
       lines: [
-        `(flood) quiet organization at rest: ${atRest.length} reads, p50 ${fmt(percentile(atRest.map((s) => s.ms), 50))} ms, p99 ${fmt(restP99)} ms`,
-        `(flood) quiet organization under the flood: ${underFlood.length} reads, p50 ${fmt(percentile(underFlood.map((s) => s.ms), 50))} ms, p99 ${fmt(floodP99)} ms, 5xx ${quiet5xx}, statuses ${JSON.stringify(count(underFlood.map((s) => String(s.status))))}`,
-        `(flood) the flood's answers: ${byCode}`,
-        `(flood) service log during the flood: ${overloadLines.length} overload line(s) (counting ${overloadLines.reduce((sum, line) => sum + Number(line.overloaded), 0).toLocaleString('en-US')} refusals), closest two ${Number.isFinite(closest) ? `${closest} ms` : 'n/a'} apart; ${errorLines.length} error line(s)`,
+        say(`${settings.title}; load average ${os.loadavg().map((load) => load.toFixed(1)).join(' ')}`),
+        say(`quiet organization at rest: ${atRest.length} reads, p50 ${fmt(percentile(restMs, 50))} ms, p99 ${fmt(restP99)} ms`),
+        say(`quiet organization under the flood: ${underFlood.length} reads, p50 ${fmt(percentile(floodMs, 50))} ms, p99 ${fmt(floodP99)} ms, 5xx ${quiet5xx}, statuses ${JSON.stringify(count(underFlood.map((s) => String(s.status))))}`),
+        say(`the quiet organization's slowest reads under the flood: ${slowest(underFlood)}`),
+        say(`the flood's answers: ${byCode} (${fmt(answered / FLOOD_SECONDS)}/s; the service's CPU ${fmt(cpuUsPerAnswer)} µs per answer)`),
+        say(`service log during the flood: ${overloadLines.length} overload line(s) (counting ${overloadLines.reduce((sum, line) => sum + Number(line.overloaded), 0).toLocaleString('en-US')} refusals), closest two ${Number.isFinite(closest) ? `${closest} ms` : 'n/a'} apart; ${errorLines.length} error line(s), ${unreachableLines.length} naming the database unreachable`),
       ],
       targets: [
         [`quiet p99 ≤ 2 × ${fmt(restP99)} + 100 ms`, floodP99 <= 2 * restP99 + 100],
         ['quiet 0 × 5xx', quiet5xx === 0],
         ['flood excess 429 or 503 overloaded only', excessOk],
-        ['overload logged at most once a second, no error line', closest >= 900 && errorLines.length === 0],
+        ['overload logged at most once a second, no error line, never as unreachable', closest >= 900 && errorLines.length === 0 && unreachableLines.length === 0],
       ],
+      figures: {
+        atRest: { p50Ms: percentile(restMs, 50), p99Ms: restP99 },
+        underFlood: { p50Ms: percentile(floodMs, 50), p99Ms: floodP99, failures: quiet5xx },
+        flood: { perSecond: answered / FLOOD_SECONDS, cpuUsPerAnswer },
+      },
     };
   } finally {
     await service.stop();
@@ -90,11 +139,11 @@ export async function runFloodScenario(log: (line: string) => void, logLevel: st
 }
 
 export function printFloodResult(result: FloodResult): string[] {
-  return [...result.lines, `(flood) targets: ${result.targets.map(([name, met]) => `${name} ${met ? '✓' : '✗'}`).join('; ')}`];
+  return [...result.lines, `(${result.id}) targets: ${result.targets.map(([name, met]) => `${name} ${met ? '✓' : '✗'}`).join('; ')}`];
 }
 
-/** The two organizations (made on first use, 30 payment methods each) and a new key for each. */
-async function prepare(databaseUrl: string): Promise<{ floodAuthorization: string; quietAuthorization: string }> {
+/** The two organizations (made on first use, 30 payment methods each), a new key for the flood and QUIET_KEYS new keys for the quiet one. */
+async function prepare(databaseUrl: string): Promise<{ floodAuthorization: string; quietAuthorizations: string[] }> {
   const store = new PostgresStore(databaseUrl, { poolSize: 2 });
   try {
     await migrate(store);
@@ -104,7 +153,7 @@ async function prepare(databaseUrl: string): Promise<{ floodAuthorization: strin
     const quiet = await organization(store, 'bench_quiet', 'Quiet Lender');
     return {
       floodAuthorization: basic(flood.uid, (await createApiKey(store, flood.uid)).key),
-      quietAuthorization: basic(quiet.uid, (await createApiKey(store, quiet.uid)).key),
+      quietAuthorizations: await Promise.all(Array.from({ length: QUIET_KEYS }, async () => basic(quiet.uid, (await createApiKey(store, quiet.uid)).key))),
     };
   } finally {
     await store.close();
@@ -125,6 +174,15 @@ function basic(user: string, password: string): string {
 
 function fmt(ms: number): string {
   return ms.toFixed(1);
+}
+
+/** The five slowest samples: how long, and when (s after the first was sent). */
+function slowest(samples: readonly QuietSample[]): string {
+  return [...samples]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 5)
+    .map((sample) => `${fmt(sample.ms)} ms at ${(sample.at / 1000).toFixed(1)} s`)
+    .join(', ');
 }
 
 function count(values: readonly string[]): Record<string, number> {
@@ -158,46 +216,78 @@ async function floodClient(url: string, authorization: string): Promise<Record<s
   return answers;
 }
 
-/** `perSecond` reads a second for `seconds`, from a process of its own (keep-alive); each read's status and time. */
-async function quietClient(url: string, authorization: string, seconds: number): Promise<QuietSample[]> {
+/** The quiet organization's reads: at rest, then under the flood; `underFlood` starts them once the flood is told to start. */
+interface QuietClient {
+  readonly atRest: Promise<QuietSample[]>;
+  underFlood(): Promise<QuietSample[]>;
+}
+
+/**
+ * QUIET_PER_SECOND reads a second from a process of its own, on one keep-alive connection throughout (as a
+ * steady client keeps its connection), each with the next of `authorizations` in turn: QUIET_WARMUP_READS not
+ * counted, REST_SECONDS of reads alone, then, once told on stdin, FLOOD_SECONDS of reads beside the flood.
+ */
+function quietClient(url: string, authorizations: readonly string[]): QuietClient {
   const source = `
-    const [url, authorization, seconds, perSecond] = process.argv.slice(1);
-    const samples = [];
-    const total = Number(seconds) * Number(perSecond);
-    const start = performance.now();
-    (async () => {
+    const [url, keys, perSecond, warmup, restSeconds, floodSeconds] = process.argv.slice(1);
+    const authorizations = JSON.parse(keys);
+    let n = 0;
+    const read = async () => {
+      const authorization = authorizations[n++ % authorizations.length];
+      const response = await fetch(url + '/api/methods/', { headers: { authorization } });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const phase = async (seconds) => {
+      const samples = [];
+      const total = Number(seconds) * Number(perSecond);
+      const start = performance.now();
       for (let i = 0; i < total; i += 1) {
-        const due = start + (i * 1000) / Number(perSecond);
-        const wait = due - performance.now();
+        const wait = start + (i * 1000) / Number(perSecond) - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         const sent = performance.now();
         let status = 0;
         try {
-          const response = await fetch(url + '/api/methods/', { headers: { authorization } });
-          await response.arrayBuffer();
-          status = response.status;
+          status = await read();
         } catch {}
-        samples.push({ status, ms: performance.now() - sent });
+        samples.push({ status, ms: performance.now() - sent, at: sent - start });
       }
-      process.stdout.write(JSON.stringify(samples));
+      process.stdout.write(JSON.stringify(samples) + '\\n');
+    };
+    (async () => {
+      for (let i = 0; i < Number(warmup); i += 1) await read();
+      await phase(restSeconds);
+      await new Promise((resolve) => process.stdin.once('data', resolve));
+      await phase(floodSeconds);
+      process.exit(0);
     })();`;
-  const child = spawn(process.execPath, ['-e', source, url, authorization, String(seconds), String(QUIET_PER_SECOND)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise((resolve) => child.once('exit', resolve));
-  return JSON.parse(output) as QuietSample[];
+  const args = [url, JSON.stringify(authorizations), String(QUIET_PER_SECOND), String(QUIET_WARMUP_READS), String(REST_SECONDS), String(FLOOD_SECONDS)];
+  const child = spawn(process.execPath, ['-e', source, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const phases: ((samples: QuietSample[]) => void)[] = [];
+  const atRest = new Promise<QuietSample[]>((resolve) => phases.push(resolve));
+  const underFlood = new Promise<QuietSample[]>((resolve) => phases.push(resolve));
+  createInterface({ input: child.stdout }).on('line', (line) => phases.shift()?.(JSON.parse(line) as QuietSample[]));
+  return {
+    atRest,
+    underFlood: () => {
+      child.stdin.end('go\n');
+      return underFlood;
+    },
+  };
 }
 
 interface LoggingService {
   readonly url: string;
+  readonly pid: number;
   /** Every JSON line the service has logged so far. */
   readonly lines: Record<string, unknown>[];
   stop(): Promise<void>;
 }
 
 /** `serve` as production runs it (the compiled entry), keeping its log lines (startService drops them). */
-async function startLoggingService(env: Record<string, string>): Promise<LoggingService> {
-  const child = spawn(process.execPath, [await compiledEntry(), 'serve', '--port', '0', '--json'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startLoggingService(env: Record<string, string>, profileDir: string | undefined): Promise<LoggingService> {
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = spawn(process.execPath, [...profile, await compiledEntry(), 'serve', '--port', '0', '--json'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: Record<string, unknown>[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -214,6 +304,7 @@ async function startLoggingService(env: Record<string, string>): Promise<Logging
   });
   return {
     url,
+    pid: child.pid ?? NaN,
     lines,
     stop: () =>
       new Promise<void>((resolve) => {
@@ -221,5 +312,17 @@ async function startLoggingService(env: Record<string, string>): Promise<Logging
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+  };
+}
+
+/** The flood's row in bench/results/: the quiet organization's reads under the flood, beside them at rest. */
+export function floodRecordRow(result: FloodResult): MeasuredRow {
+  const { atRest, underFlood, flood } = result.figures;
+  return {
+    id: result.id,
+    title: `${SETTINGS[result.id].title}: the quiet organization's reads under a flood of ${FLOOD_CONNECTIONS} connections × ${FLOOD_PIPELINING} pipelined (flood answers/s, service CPU µs per flood answer)`,
+    connections: FLOOD_CONNECTIONS,
+    service: { perSecond: flood.perSecond, p50: underFlood.p50Ms, p99: underFlood.p99Ms, failures: underFlood.failures, cpuUs: flood.cpuUsPerAnswer },
+    atRest: { perSecond: QUIET_PER_SECOND, p50: atRest.p50Ms, p99: atRest.p99Ms, failures: 0 },
   };
 }

@@ -32,6 +32,11 @@ export interface ScenarioFigures {
   /** Service CPU per request over the bare handler's. */
   readonly serviceOverBare?: number | undefined;
   readonly ceilingPerSecond?: number | undefined;
+  /**
+   * The flood rows: the quiet organization's reads alone, before the flood. Their `service` is its reads
+   * under the flood (`failures`: its 5xx), with the flood's answers per second and the service's CPU per answer.
+   */
+  readonly atRest?: Figures | undefined;
 }
 
 export interface Machine {
@@ -68,6 +73,7 @@ export interface MeasuredRow {
   readonly service: MeasuredFigures;
   readonly bare?: MeasuredFigures | undefined;
   readonly ceiling?: { readonly perSecond: number } | undefined;
+  readonly atRest?: MeasuredFigures | undefined;
 }
 
 interface MeasuredFigures {
@@ -126,7 +132,9 @@ export function recordFileName(record: Pick<BenchRecord, 'date' | 'commit'>): st
 export async function writeBenchRecord(options: {
   rows: readonly MeasuredRow[];
   database: string;
-  peakRssMiB: { service: number; bare: number };
+  peakRssMiB?: { service: number; bare: number } | undefined;
+  /** What the figures owe to the machine's state (`--note`), kept in the record's machine. */
+  note?: string | undefined;
   directory?: string;
 }): Promise<string> {
   const record: BenchRecord = {
@@ -134,7 +142,7 @@ export async function writeBenchRecord(options: {
     date: new Date().toISOString(),
     commit: COMMIT_AT_START,
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim().replace(/ --$/, ''),
-    machine: thisMachine(options.database),
+    machine: { ...thisMachine(options.database), ...(options.note ? { note: options.note } : {}) },
     scenarios: options.rows.map((row) => ({
       id: row.title.startsWith('PGlite') ? 'pglite' : row.id,
       title: row.title,
@@ -143,8 +151,9 @@ export async function writeBenchRecord(options: {
       bare: row.bare && figuresOf(row.bare),
       serviceOverBare: row.bare?.cpuUs && row.service.cpuUs ? finite(row.service.cpuUs / row.bare.cpuUs) : undefined,
       ceilingPerSecond: finite(row.ceiling?.perSecond),
+      atRest: row.atRest && figuresOf(row.atRest),
     })),
-    peakRssMiB: { service: finite(options.peakRssMiB.service), bare: finite(options.peakRssMiB.bare) },
+    peakRssMiB: options.peakRssMiB && { service: finite(options.peakRssMiB.service), bare: finite(options.peakRssMiB.bare) },
   };
   const directory = options.directory ?? RESULTS_DIR;
   await mkdir(directory, { recursive: true });

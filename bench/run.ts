@@ -15,7 +15,7 @@
  *
  *   npm run bench -- [--scale 1] [--seed 42] [--seconds 10] [--warmup 2] [--connections 16,32] [--only a,c,w1]
  *                    [--rounds 1] [--no-pglite] [--no-ceiling] [--no-bare] [--profile DIR] [--log-level warn]
- *                    [--load-generator auto|wrk|autocannon]
+ *                    [--load-generator auto|wrk|autocannon] [--note 'beside stress-ng --cpu 1']
  *
  * CPU per request is what belongs to the service alone on a shared machine:
  * req/s and latency move with whatever else runs, CPU time per request much
@@ -71,7 +71,7 @@ import { DRAWDOWN_BODY, ensureWriteLimits, WRITES_ORG_UID, writeScenarios } from
 import { startBareServer, startService, type RunningService } from './service.js';
 import { BURST_SCENARIO_IDS, printBurstResults, runBurstScenarios } from './burst-scenarios.js';
 import { writeBenchRecord } from './results-record.js';
-import { FLOOD_SCENARIO_ID, printFloodResult, runFloodScenario } from './flood-scenario.js';
+import { FLOOD_SCENARIO_IDS, floodRecordRow, printFloodResult, runFloodScenario, type FloodScenarioId } from './flood-scenario.js';
 import { EVENT_SCENARIO_IDS, runEventScenarios } from './event-scenarios.js';
 import { FAIR_SCENARIO_ID, runFairScenario } from './fair-scenario.js';
 
@@ -93,6 +93,7 @@ const { values: args } = parseArgs({
     'pglite-records': { type: 'string', default: '100000' },
     'load-generator': { type: 'string', default: 'auto' },
     profile: { type: 'string' },
+    note: { type: 'string' },
   },
 });
 
@@ -178,10 +179,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
     return;
   }
-  if (wanted?.length === 1 && wanted[0] === FLOOD_SCENARIO_ID) {
-    process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
-    return;
-  }
+  const isFlood = (id: string): id is FloodScenarioId => (FLOOD_SCENARIO_IDS as readonly string[]).includes(id);
+  if (wanted?.every(isFlood)) return floods(wanted);
   const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
   const events = async (ids: readonly string[]) => {
     const options = { logLevel: args['log-level'], profileDir: profileDir && path.join(profileDir, 'service'), rounds };
@@ -198,10 +197,22 @@ async function main(): Promise<void> {
   if (args['load-only']) return;
   const bursts = await runBurstScenarios(wanted?.filter(isBurst) ?? BURST_SCENARIO_IDS, log, args['log-level']);
   process.stdout.write(`${printBurstResults(bursts).join('\n')}\n`);
-  if (!wanted || wanted.includes(FLOOD_SCENARIO_ID)) process.stdout.write(`${printFloodResult(await runFloodScenario(log, args['log-level'])).join('\n')}\n`);
+  await floods(wanted?.filter(isFlood) ?? FLOOD_SCENARIO_IDS);
   const eventIds = wanted?.filter(isEvents) ?? EVENT_SCENARIO_IDS;
   if (eventIds.length > 0) await events(eventIds);
   if (!wanted || wanted.includes(FAIR_SCENARIO_ID)) process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
+}
+
+/** The flood scenarios, each printed as it ends; their record in bench/results/ (the reads' and writes' runs write their own). */
+async function floods(ids: readonly FloodScenarioId[]): Promise<void> {
+  if (ids.length === 0) return;
+  const results = [];
+  for (const id of ids) {
+    const result = await runFloodScenario(id, log, args['log-level'], profileDir && path.join(profileDir, id));
+    process.stdout.write(`${printFloodResult(result).join('\n')}\n`);
+    results.push(result);
+  }
+  log(`record of the flood: ${await writeBenchRecord({ rows: results.map(floodRecordRow), database: 'PostgreSQL', note: args.note })}`);
 }
 
 async function readsAndWrites(): Promise<void> {
@@ -250,7 +261,7 @@ async function readsAndWrites(): Promise<void> {
   if (args['load-only']) return;
   if (!args['no-pglite']) rows.push(...(await runPglite(generator)));
   printTable(rows, peakRss, settings, stolen, generator);
-  log(`record of this run: ${await writeBenchRecord({ rows, database: settings, peakRssMiB: peakRss })}`);
+  log(`record of this run: ${await writeBenchRecord({ rows, database: settings, peakRssMiB: peakRss, note: args.note })}`);
 }
 
 async function runScenarios(
