@@ -31,6 +31,39 @@ export function rateLimited(detail: string, options: ApiErrorOptions): ApiError 
   }
 }
 
+/** How long at most a key that keeps sending far past its budget waits for each refusal. */
+export const PERSISTENT_REFUSAL_PAUSE_MS = 1000;
+
+/** Waits `ms`; injectable so tests can hold a refusal and let it go. */
+export type Pause = (ms: number) => Promise<void>;
+
+export const pauseFor: Pause = (ms) =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+/**
+ * The refusal of a key over its budget, at once, or — when the key has sent
+ * more than twice its budget in the window, so it went on past `limit`
+ * refusals that each said when to retry — after a pause of a half to one
+ * PERSISTENT_REFUSAL_PAUSE_MS (never past the window's end). A refusal costs
+ * little CPU, but a client that ignores Retry-After resends the moment it is
+ * answered: answered at once, a few hundred connections keep the event loop
+ * busy with thousands of refusals a second, and every other organization's
+ * request waits behind them. Paused, each of its connections gets about one
+ * answer a pause (pipelined requests wait for the answer before them), and the
+ * node's CPU stays with the others. Requests on other connections are not
+ * delayed, and nothing is counted twice.
+ */
+export function refuseOverBudget(refusal: ApiError, budget: Budget, pause: Pause): ApiError | Promise<never> {
+  if (budget.count <= 2 * budget.limit) return refusal;
+  // Between half and all of the pause: refusals held together are not all answered in the same instant.
+  const ms = Math.min(PERSISTENT_REFUSAL_PAUSE_MS * (0.5 + Math.random() / 2), budget.resetMs);
+  return pause(ms).then(() => {
+    throw refusal;
+  });
+}
+
 // The same answer whether the presented key was right or wrong: a blocked address learns nothing.
 export function addressBlocked(resetMs: number, max: number): ApiError {
   return rateLimited(`too many failed authentications from this address; retry in ${seconds(resetMs)} s`, {

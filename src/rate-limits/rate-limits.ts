@@ -6,7 +6,7 @@ import type { AuthenticateHook } from '../auth/basic-auth-hook.js';
 import { ApiError } from '../domain/errors.js';
 import { registerRedisBreakerGauge } from '../metrics/rate-limit-metrics.js';
 import { throttleAddressOf } from './client-address.js';
-import { addressBlocked, budgetHeaders, rateLimited, seconds } from './rate-limit-answers.js';
+import { addressBlocked, budgetHeaders, pauseFor, rateLimited, refuseOverBudget, seconds, type Pause } from './rate-limit-answers.js';
 import { RedisBreaker } from './redis-breaker.js';
 import { RedisCounters } from './redis-counters.js';
 import { RequestLimiter, WINDOW_MS, type Budget, type Verdict } from './request-limiter.js';
@@ -34,6 +34,8 @@ export interface RateLimitOptions {
   redisCooldownMs?: number;
   /** Where to publish the breaker's state. */
   metrics?: Registry | undefined;
+  /** How a refusal of a key far past its budget waits (refuseOverBudget); a timer unless a test holds it. */
+  pause?: Pause | undefined;
 }
 
 /** A limiter's check around authentication: throws the refusal; a promise only when it has to wait (Redis). */
@@ -90,16 +92,17 @@ export const rateLimits = fp(
     if (unauthenticatedPerMinute > 0) {
       app.addHook('onRequest', unauthenticatedBudgetGuard(new RequestLimiter({ perMinute: unauthenticatedPerMinute, authFailuresPerMinute: 0, shared })));
     }
+    const pause = options.pause ?? pauseFor;
     if (writesPerMinute > 0) {
-      guards.afterWriteAuth = writeBudgetGuard(new RequestLimiter({ perMinute: writesPerMinute, authFailuresPerMinute: maxFailures, shared }), maxFailures);
+      guards.afterWriteAuth = writeBudgetGuard(new RequestLimiter({ perMinute: writesPerMinute, authFailuresPerMinute: maxFailures, shared }), maxFailures, pause);
     }
 
     guards.afterAuth = (request, reply) => {
       const keyId = request.auth?.keyId;
       if (!keyId) return;
       const verdict = limiter.afterSuccess(throttleAddressOf(request.ip), keyId);
-      if (verdict instanceof Promise) return verdict.then((settled) => admitOrThrow(settled, reply, maxFailures));
-      admitOrThrow(verdict, reply, maxFailures);
+      if (verdict instanceof Promise) return verdict.then((settled) => admitOrRefuse(settled, reply, maxFailures, pause));
+      return admitOrRefuse(verdict, reply, maxFailures, pause);
     };
 
     if (maxFailures > 0) {
@@ -116,10 +119,16 @@ export const rateLimits = fp(
   { name: 'lending-api-rate-limits' },
 );
 
-function admitOrThrow(verdict: Verdict, reply: FastifyReply, maxFailures: number): void {
+/** Admits the request (its budget's headers set), or throws its refusal — or returns it paused (refuseOverBudget). */
+function admitOrRefuse(verdict: Verdict, reply: FastifyReply, maxFailures: number, pause: Pause): Promise<never> | undefined {
   if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
-  if (verdict.kind === 'over_budget') throw overBudget(verdict.budget);
+  if (verdict.kind === 'over_budget') {
+    const refusal = refuseOverBudget(overBudget(verdict.budget), verdict.budget, pause);
+    if (refusal instanceof Promise) return refusal;
+    throw refusal;
+  }
   if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
+  return undefined;
 }
 
 function overBudget(budget: Budget): ApiError {

@@ -1,7 +1,7 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { ApiError } from '../domain/errors.js';
 import { throttleAddressOf } from './client-address.js';
-import { addressBlocked, budgetHeaders, rateLimited, seconds } from './rate-limit-answers.js';
+import { addressBlocked, budgetHeaders, rateLimited, refuseOverBudget, seconds, type Pause } from './rate-limit-answers.js';
 import type { Budget, RequestLimiter } from './request-limiter.js';
 
 /**
@@ -10,13 +10,13 @@ import type { Budget, RequestLimiter } from './request-limiter.js';
  * in-memory fallback) as the request budget. Its counters are named
  * `requests:writes:<key id>`, so they never mix with the key's read budget.
  */
-export function writeBudgetGuard(limiter: RequestLimiter, maxFailures: number): onRequestAsyncHookHandler {
+export function writeBudgetGuard(limiter: RequestLimiter, maxFailures: number, pause: Pause): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const keyId = request.auth?.keyId;
     if (!keyId) return;
     const verdict = await limiter.afterSuccess(throttleAddressOf(request.ip), `writes:${keyId}`);
     if (verdict.kind === 'address_blocked') throw addressBlocked(verdict.resetMs, maxFailures);
-    if (verdict.kind === 'over_budget') throw overWriteBudget(verdict.budget);
+    if (verdict.kind === 'over_budget') throw await refuseOverBudget(overWriteBudget(verdict.budget), verdict.budget, pause);
     if (verdict.budget) reply.headers(budgetHeaders(verdict.budget));
   };
 }

@@ -63,6 +63,45 @@ describeEachStore('a key flooding past its budget', (store) => {
   });
 });
 
+describeEachStore('a key that goes on sending far past its budget', (store) => {
+  it('has its refusals answered after a pause (at most 1 s, never past its window), once it has sent more than twice its budget', async () => {
+    const held: { ms: number; release: () => void }[] = [];
+    const pause = (ms: number) => new Promise<void>((release) => held.push({ ms, release }));
+    const tenant = await createTenant(store());
+    const other = await createTenant(store());
+    const app = await buildApp({ store: store(), rateLimit: { perMinute: 2, authFailuresPerMinute: 0, pause } });
+    try {
+      const get = (authorization = tenant.authorization) => app.inject({ url: '/api/methods/', headers: { authorization } });
+      // Within the budget, then refused at once up to twice the budget.
+      expect([(await get()).statusCode, (await get()).statusCode]).toEqual([200, 200]);
+      expect([(await get()).statusCode, (await get()).statusCode]).toEqual([429, 429]);
+      expect(held).toEqual([]);
+
+      let answered = false;
+      const paused = get().then((response) => {
+        answered = true;
+        return response;
+      });
+      while (held.length === 0 && !answered) await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBe(false);
+      expect(held).toHaveLength(1);
+      expect(held[0]?.ms).toBeGreaterThan(0);
+      expect(held[0]?.ms).toBeLessThanOrEqual(1000);
+      // Another key's request is not held behind it.
+      expect((await get(other.authorization)).statusCode).toBe(200);
+      expect(answered).toBe(false);
+      held[0]?.release();
+      const refused = await paused;
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toMatchObject({ code: 'rate_limited' });
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    } finally {
+      for (const { release } of held) release();
+      await app.close();
+    }
+  });
+});
+
 describe('a 429 refusal', () => {
   it('captures no stack trace (a tenth of a refusal’s CPU): it is an answer, never logged with one', () => {
     const refusal = rateLimited('this API key made more than 60 requests in a minute; retry in 3 s', { headers: { 'retry-after': '3' } });
