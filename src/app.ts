@@ -168,7 +168,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (options.metrics) registerWriteQueueMetrics(options.metrics, options.ledger);
     await app.register(writeRoutes, { ledger: options.ledger, role, resources, authCache, databaseOf });
   }
-  if (withEvents) await app.register(eventRoutes, { databaseOf, authCache });
+  if (withEvents) await app.register(eventRoutes, { store: options.store, databaseOf, authCache });
   await app.register(webhookEndpointRoutes, {
     store: options.store,
     databaseOf,

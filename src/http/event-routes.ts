@@ -5,11 +5,14 @@ import { ApiError, type ParamError } from '../domain/errors.js';
 import { ASCII_CONTROL_CHARACTERS, hasLoneSurrogate } from '../domain/well-formed-text.js';
 import { resendEvent } from '../events/resend-event.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
+import type { Store } from '../store/store.js';
 import type { DatabaseOf } from './request-database.js';
 import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseBodyObject, refuseUnknownMembers, typeName } from './write-body.js';
 
 export interface EventRoutesOptions {
+  /** Resends run in a transaction of their own (src/events/resend-event.ts), within the request's budget. */
+  store: Store;
   databaseOf: DatabaseOf;
   authCache?: AuthCache | undefined;
 }
@@ -21,12 +24,13 @@ const MAX_ENDPOINT_ID_LENGTH = 255;
  * `POST /api/events/{id}/resend/` (SPEC §3c): a key with the `webhooks`
  * scope queues the event for delivery again, now, to every enabled endpoint
  * that wants it or to the one the body names (`{"endpoint": "we_…"}`, even
- * if it no longer wants the event). 202 with the endpoints it was queued
- * for. No Idempotency-Key: resending twice sends twice. The list and the
+ * if it no longer wants the event). 202 with the endpoints it goes to. An
+ * event already waiting for an endpoint is not queued again: its next
+ * attempt is brought forward, so resending twice is resending once. The list and the
  * retrieve are the list engine's (resource-routes.ts).
  */
 export async function eventRoutes(app: FastifyInstance, options: EventRoutesOptions): Promise<void> {
-  const { databaseOf, authCache } = options;
+  const { store, databaseOf, authCache } = options;
   scopedJsonRoutes(app, {
     databaseOf,
     authCache,
@@ -38,7 +42,8 @@ export async function eventRoutes(app: FastifyInstance, options: EventRoutesOpti
   app.post<{ Params: { uid: string } }>(RESEND_PATH, { bodyLimit: MAX_WRITE_BODY_BYTES, config: { readsBody: true } }, async (request, reply) => {
     const { orgId } = requireAuth(request);
     const endpoint = endpointOf(typeof request.body === 'string' ? request.body : undefined);
-    const resend = await resendEvent(databaseOf(request), orgId, request.params.uid, endpoint);
+    databaseOf(request);
+    const resend = await resendEvent(store, orgId, request.params.uid, endpoint, { budget: request.databaseBudget });
     return reply.code(202).send(resend);
   });
 }

@@ -7,10 +7,13 @@ import type { Store, TransactionOptions } from '../store/store.js';
 import { TransactionInterruptedError } from '../store/transaction-interrupted.js';
 import { listDeliveryAttempts } from '../webhooks/delivery-attempts.js';
 import type { DestinationPolicy } from '../webhooks/destination.js';
+import { replayFailedEvents } from '../webhooks/endpoint-replay.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
+import { sendTestDelivery } from '../webhooks/test-delivery.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, retrieveEndpoint, rotateEndpointSecret, updateEndpoint } from '../webhooks/webhook-endpoints.js';
 import { numberedPageEnvelope, parseNumberedPage } from './numbered-page.js';
 import { publicBaseUrl } from './public-url.js';
+import { parseReplayWindow } from './replay-body.js';
 import type { DatabaseOf } from './request-database.js';
 import { scopedJsonRoutes } from './scoped-json-routes.js';
 import { parseEndpointCreation, parseEndpointUpdate, parseRotation } from './webhook-endpoint-body.js';
@@ -32,7 +35,8 @@ export interface WebhookEndpointRoutesOptions {
 /**
  * The organization's webhook endpoints (SPEC §3c, docs/api.md "Webhook
  * endpoints"): create, list, retrieve, update, delete, rotate the signing
- * secret, and list delivery attempts. Every route needs a key with the
+ * secret, list delivery attempts, replay failed deliveries and send a test
+ * delivery. Every route needs a key with the
  * `webhooks` scope (another key: 403, before any body is read). A secret is
  * answered twice in an endpoint's life at most: by its creation and by a
  * rotation; never by a list, a retrieval, or a log line. No Idempotency-Key:
@@ -121,6 +125,25 @@ export async function webhookEndpointRoutes(app: FastifyInstance, options: Webho
     const result = await listDeliveryAttempts(databaseOf(request), orgId, request.params.uid, query.offset, query.limit);
     if (!result) return notFound(request.params.uid);
     return numberedPageEnvelope(reply, `${publicBaseUrl(request, publicUrl)}${path}`, query, result);
+  });
+
+  app.post<{ Params: { uid: string } }>(`${WEBHOOK_ENDPOINTS_PATH}:uid/replay/`, withBody, async (request, reply) => {
+    const { orgId } = requireAuth(request);
+    const window = parseReplayWindow(bodyText(request));
+    const replay = await replayFailedEvents(store, orgId, request.params.uid, window, transactionOf(request));
+    if (replay === 'not_found') return notFound(request.params.uid);
+    if (replay === 'disabled') {
+      throw ApiError.invalidBody([{ param: 'endpoint', detail: `the webhook endpoint '${request.params.uid.slice(0, 80)}' is disabled: enable it first (POST it with "disabled": false)` }]);
+    }
+    return reply.code(202).send(replay);
+  });
+
+  app.post<{ Params: { uid: string } }>(`${WEBHOOK_ENDPOINTS_PATH}:uid/test/`, withBody, async (request) => {
+    const { orgId } = requireAuth(request);
+    const box = requireBox();
+    parseRotation(bodyText(request));
+    const tested = await sendTestDelivery(databaseOf(request), orgId, request.params.uid, { box, policy: destinations, requestId: request.id });
+    return tested ?? notFound(request.params.uid);
   });
 }
 

@@ -104,7 +104,7 @@ export function eventSchemas(events: ResourceDefinition): Record<string, JsonObj
           type: 'array',
           maxItems: 16,
           items: { type: 'string', maxLength: 255, pattern: ID_PATTERN },
-          description: 'Ids of the endpoints it was queued for (empty: no enabled endpoint wants it).',
+          description: 'Ids of the endpoints it goes to again (empty: no enabled endpoint wants it).',
         },
       },
       additionalProperties: false,
@@ -121,7 +121,7 @@ export function resendPath(events: ResourceDefinition): Record<string, JsonObjec
         tags: ['Events'],
         summary: 'Resend an event',
         description:
-          'Queues the event for delivery again, now: one new delivery to every enabled webhook endpoint whose `enabled_events` take it, or, with `{"endpoint": "we_…"}`, to that endpoint alone (even if it no longer wants the event; a disabled one is a 422). An unknown event or endpoint is a 404. Needs an API key with the `webhooks` scope (another key gets 403 `insufficient_scope`). Takes no Idempotency-Key: resending twice sends twice (receivers drop duplicates by `webhook-id`).',
+          'Sends the event again, now: to every enabled webhook endpoint whose `enabled_events` take it, or, with `{"endpoint": "we_…"}`, to that endpoint alone (even if it no longer wants the event; a disabled one is a 422). An endpoint the event already waits for (a retry is scheduled) gets no second delivery: that one’s next attempt is brought forward to now. An unknown event or endpoint is a 404. Needs an API key with the `webhooks` scope (another key gets 403 `insufficient_scope`). Takes no Idempotency-Key: resending again while it waits adds nothing (receivers drop duplicates by `webhook-id`).',
         'x-required-scope': 'webhooks',
         parameters: [uidParameter(events)],
         requestBody: {

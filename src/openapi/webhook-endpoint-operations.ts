@@ -6,6 +6,7 @@ import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/destination.js';
 import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, MAX_ENABLED_EVENTS } from '../events/event-types.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_HOURS } from '../webhooks/webhook-endpoints.js';
 import { MAX_ATTEMPT_ERROR_LENGTH } from '../webhooks/delivery-attempts.js';
+import { TEST_EVENT_TYPE } from '../webhooks/test-delivery.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { countSchema, TIMESTAMP_PATTERN } from './resource-schemas.js';
 import { errorResponsesByStatus } from './write-operations.js';
@@ -116,6 +117,30 @@ export function webhookEndpointPaths(): Record<string, JsonObject> {
         },
       ),
     },
+    '/api/webhook_endpoints/{uid}/replay/': {
+      post: operation(
+        'replayWebhookEndpoint',
+        'Replay failed deliveries',
+        'Sends again, once each, every event whose last attempt to the endpoint between `since` and `until` (inclusive; default now) failed and that is neither waiting for it (a retry is scheduled, or an earlier replay or resend is not yet made) nor delivered to it since. The times are read as the lists’ `created_from` / `created_to` (µs precision; a date alone is its whole day in UTC); `until` before `since` is a 422. A second replay while the first one’s deliveries wait adds nothing. A disabled endpoint is a 422: enable it first.',
+        {
+          parameters: [ID_PARAMETER],
+          requestBody: body('WebhookEndpointReplayInput', { since: '2026-11-28T00:00:00Z', until: '2026-11-28T12:00:00Z' }),
+          responses: { ...ok('Queued: how many events go to the endpoint again.', 'WebhookEndpointReplay', 202), ...errorResponsesByStatus([...COMMON, ...BODY, 'not_found', ...WRITTEN]) },
+        },
+      ),
+    },
+    '/api/webhook_endpoints/{uid}/test/': {
+      post: operation(
+        'testWebhookEndpoint',
+        'Send a test delivery',
+        `POSTs a \`${TEST_EVENT_TYPE}\` event (its \`data.object\` the endpoint) to the endpoint now, signed, bounded by the delivery deadline and refused the addresses a delivery is refused, and answers with the outcome once the receiver has answered (10 s at most). Not an event of the log and not recorded: no attempt is listed and the endpoint’s \`health\` does not change. A disabled endpoint is tested too. Without WEBHOOK_SECRET_KEY on the server: 503 \`webhook_secret_key_missing\`.`,
+        {
+          parameters: [ID_PARAMETER],
+          requestBody: body({ description: 'No member: send `{}` or no body.', type: 'object', maxProperties: 0, additionalProperties: false }, {}, false),
+          responses: { ...ok('What the receiver answered (or why it did not).', 'WebhookEndpointTest'), ...errorResponsesByStatus([...COMMON, ...BODY, 'not_found', 'webhook_secret_key_missing']) },
+        },
+      ),
+    },
     '/api/webhook_endpoints/{uid}/deliveries/': {
       get: operation('listWebhookDeliveryAttempts', 'List a webhook endpoint’s delivery attempts', 'Every attempt to deliver an event to the endpoint, newest first: the event, the attempt’s number, the status code, how long it took, the error, the first 1 KiB of the answer and when the next attempt is due.', {
         parameters: [ID_PARAMETER, PAGE_PARAMETER],
@@ -146,6 +171,7 @@ const ENDPOINT_PROPERTIES = {
   disabled_reason: { enum: ['failing', 'requested', null], description: '`failing`: every attempt failed for 3 days; `requested`: disabled through the API; null while enabled.' },
   created_at: TIMESTAMP,
   updated_at: TIMESTAMP,
+  health: schemaRef('WebhookEndpointHealth'),
 };
 const ENDPOINT_REQUIRED = Object.keys(ENDPOINT_PROPERTIES);
 
@@ -186,6 +212,62 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
       properties: {
         ...ENDPOINT_PROPERTIES,
         secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$', maxLength: 50, description: 'The signing secret (Standard Webhooks): verify each delivery’s `webhook-signature` with it.' },
+      },
+      additionalProperties: false,
+    },
+    WebhookEndpointHealth: {
+      title: 'WebhookEndpointHealth',
+      description: 'How the endpoint’s deliveries are going: what waits, when it was last tried and last answered 2xx, since when it fails, and the last 24 hours’ attempts.',
+      type: 'object',
+      required: ['pending', 'last_attempt_at', 'last_success_at', 'failing_since', 'succeeded_24h', 'failed_24h'],
+      properties: {
+        pending: { ...countSchema(0), description: 'Deliveries waiting for an attempt (due now or a retry later), in flight included.' },
+        last_attempt_at: { ...TIMESTAMP, type: ['string', 'null'], description: 'When the latest attempt was recorded; null before the first.' },
+        last_success_at: { ...TIMESTAMP, type: ['string', 'null'], description: 'When the latest successful attempt was recorded; null if none was.' },
+        failing_since: { ...TIMESTAMP, type: ['string', 'null'], description: 'The first failed attempt since the last success; null while the last attempt succeeded (or none was made).' },
+        succeeded_24h: { ...countSchema(0), description: 'Successful attempts in the last 24 hours (counted in 5-minute buckets: those that began in the last 24 hours).' },
+        failed_24h: { ...countSchema(0), description: 'Failed attempts in the last 24 hours (as `succeeded_24h`).' },
+      },
+      additionalProperties: false,
+    },
+    WebhookEndpointReplayInput: {
+      title: 'WebhookEndpointReplayInput',
+      type: 'object',
+      required: ['since'],
+      properties: {
+        since: { type: 'string', minLength: 10, maxLength: 35, description: 'Inclusive: attempts at or after it (RFC 3339, or a date: its first microsecond).', examples: ['2026-11-28T00:00:00Z'] },
+        until: { type: 'string', minLength: 10, maxLength: 35, description: 'Inclusive: attempts at or before it (RFC 3339, or a date: its last microsecond); default now. Not before `since`.', examples: ['2026-11-28T12:00:00Z'] },
+      },
+      additionalProperties: false,
+    },
+    WebhookEndpointReplay: {
+      title: 'WebhookEndpointReplay',
+      description: 'What a replay queued.',
+      type: 'object',
+      required: ['object', 'endpoint', 'since', 'until', 'count'],
+      properties: {
+        object: { const: 'webhook_endpoint_replay' },
+        endpoint: ENDPOINT_ID,
+        since: { ...TIMESTAMP, description: 'The window’s start, as applied (UTC, µs).' },
+        until: { ...TIMESTAMP, description: 'The window’s end, as applied: the request’s time when none was given.' },
+        count: { ...countSchema(0), description: 'Events queued for the endpoint again, each once.' },
+      },
+      additionalProperties: false,
+    },
+    WebhookEndpointTest: {
+      title: 'WebhookEndpointTest',
+      description: 'The outcome of a test delivery.',
+      type: 'object',
+      required: ['object', 'endpoint', 'event', 'ok', 'status_code', 'duration_ms', 'error', 'response_body'],
+      properties: {
+        object: { const: 'webhook_endpoint_test' },
+        endpoint: ENDPOINT_ID,
+        event: { type: 'string', pattern: '^evt_test_[0-9a-f]{32}$', maxLength: 41, description: 'The test delivery’s `webhook-id` (and its body’s `id`): in no log.' },
+        ok: { type: 'boolean', description: 'The receiver answered 2xx within the deadline.' },
+        status_code: { type: ['integer', 'null'], format: 'int32', minimum: 100, maximum: 599, description: 'The receiver’s status; null when none came.' },
+        duration_ms: { type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 },
+        error: { type: ['string', 'null'], maxLength: MAX_ATTEMPT_ERROR_LENGTH, description: 'Why it failed; null on success.' },
+        response_body: { type: ['string', 'null'], maxLength: 1024, description: 'The first 1 KiB of the receiver’s answer.' },
       },
       additionalProperties: false,
     },

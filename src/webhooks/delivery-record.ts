@@ -1,6 +1,7 @@
 import type { Statement, Store } from '../store/store.js';
 import type { AttemptResult } from './attempt.js';
 import type { ClaimedDelivery } from './delivery-claims.js';
+import { COUNT_ATTEMPTS } from './endpoint-health.js';
 
 /** What became of the delivery after an attempt was recorded. */
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'cancelled' | 'not_ours';
@@ -183,7 +184,19 @@ function recordingSteps(attempts: readonly AttemptToRecord[]): RecordingStep[] {
     steps.push(failureStep(attempt));
   }
   endSuccesses();
-  return steps;
+  return [...steps, ...healthSteps(attempts)];
+}
+
+/** The endpoints' health counts (src/webhooks/endpoint-health.ts), last, organization by organization in id order. */
+function healthSteps(attempts: readonly AttemptToRecord[]): RecordingStep[] {
+  const byOrganization = new Map<string, AttemptToRecord[]>();
+  for (const attempt of attempts) byOrganization.set(attempt.claim.orgId, [...(byOrganization.get(attempt.claim.orgId) ?? []), attempt]);
+  const organizations = [...byOrganization.keys()].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+  return organizations.map((orgId) => {
+    const counted = byOrganization.get(orgId)!;
+    const params = [orgId, counted.map(({ claim }) => claim.endpointId), counted.map(({ result }) => (result.ok ? 1 : 0))];
+    return { statements: [{ sql: COUNT_ATTEMPTS, params }], read: () => [] };
+  });
 }
 
 function successStep(orgId: string, delivered: readonly AttemptToRecord[], cleared: Set<string>): RecordingStep {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
 import type { Queryable, Store, Transaction, TransactionOptions } from '../store/store.js';
+import { HEALTH_COLUMN, type EndpointHealth } from './endpoint-health.js';
 import { earlierSecretsAfterRotation, type SealedEndpointSecrets } from './endpoint-secrets.js';
 import type { SecretBox } from './secret-box.js';
 import { newSigningSecret } from './signature.js';
@@ -25,7 +26,12 @@ export interface WebhookEndpoint {
   readonly disabled_reason: 'failing' | 'requested' | null;
   readonly created_at: string;
   readonly updated_at: string;
+  /** How its deliveries are going (src/webhooks/endpoint-health.ts). */
+  readonly health: EndpointHealth;
 }
+
+/** The health of an endpoint nothing was delivered to yet. */
+const NEW_ENDPOINT_HEALTH: EndpointHealth = { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 };
 
 export interface EndpointInput {
   readonly url: string;
@@ -53,13 +59,20 @@ const RENDERED = `w.uid AS id, 'webhook_endpoint' AS object, w.url, w.descriptio
   to_char(w.created_at AT TIME ZONE 'UTC', ${TIMESTAMP}) AS created_at,
   to_char(w.updated_at AT TIME ZONE 'UTC', ${TIMESTAMP}) AS updated_at`;
 
+/** An endpoint as a read renders it, health included: $1 the organization, `w` the endpoint's row. */
+const RENDERED_WITH_HEALTH = `${RENDERED}, ${HEALTH_COLUMN}`;
+
+/** The endpoint `uid` of the organization, health included ($1 org, $2 uid). */
+const SELECT_ENDPOINT = `SELECT ${RENDERED_WITH_HEALTH} FROM webhook_endpoints w WHERE w.org_id = $1 AND w.uid = $2`;
+
 /**
  * Locks the organization's event stream (migration 017: the row each publication of its events locks
  * first). Endpoint changes take it too, so a publication fans its events out either before a change or
  * after it, never across it: a deleted or disabled endpoint gets no delivery its cancellation missed, and
- * two creations count the endpoints one after the other (the cap holds under concurrency).
+ * two creations count the endpoints one after the other (the cap holds under concurrency). A resend
+ * or a replay takes it so that two of them never both find an event not yet waiting and queue it twice.
  */
-async function lockEventStream(tx: Transaction, orgId: string): Promise<void> {
+export async function lockEventStream(tx: Transaction, orgId: string): Promise<void> {
   await tx.query(
     `INSERT INTO event_streams AS s (org_id, published_through) VALUES ($1, '-infinity')
      ON CONFLICT (org_id) DO UPDATE SET published_through = s.published_through`,
@@ -87,7 +100,7 @@ export async function createEndpoint(
         { extensions: { limit: MAX_ENDPOINTS_PER_ORGANIZATION } },
       );
     }
-    const [row] = await tx.query<WebhookEndpoint>(
+    const [row] = await tx.query<Omit<WebhookEndpoint, 'health'>>(
       `WITH w AS (
          INSERT INTO webhook_endpoints (org_id, uid, url, description, enabled_events, secret_ciphertext, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5::text[], $6, now(), now())
@@ -97,13 +110,13 @@ export async function createEndpoint(
       [orgId, `we_${randomUUID().replaceAll('-', '')}`, input.url, input.description, [...input.enabledEvents], sealed],
     );
     if (!row) throw new Error('INSERT … RETURNING returned no row');
-    return row;
+    return { ...row, health: NEW_ENDPOINT_HEALTH };
   }, options);
   return { endpoint, secret };
 }
 
 export async function retrieveEndpoint(db: Queryable, orgId: string, uid: string): Promise<WebhookEndpoint | undefined> {
-  const [row] = await db.query<WebhookEndpoint>(`SELECT ${RENDERED} FROM webhook_endpoints w WHERE w.org_id = $1 AND w.uid = $2`, [orgId, uid]);
+  const [row] = await db.query<WebhookEndpoint>(SELECT_ENDPOINT, [orgId, uid]);
   return row;
 }
 
@@ -116,7 +129,7 @@ export async function listEndpoints(db: Queryable, orgId: string, offset: number
   const count = held?.count ?? 0;
   if (offset >= count) return { count, items: [] };
   const items = await db.query<WebhookEndpoint>(
-    `SELECT ${RENDERED} FROM webhook_endpoints w WHERE w.org_id = $1 ORDER BY w.created_at, w.id LIMIT $2 OFFSET $3`,
+    `SELECT ${RENDERED_WITH_HEALTH} FROM webhook_endpoints w WHERE w.org_id = $1 ORDER BY w.created_at, w.id LIMIT $2 OFFSET $3`,
     [orgId, limit, offset],
   );
   return { count, items };
@@ -138,7 +151,7 @@ export async function updateEndpoint(
 ): Promise<WebhookEndpoint | undefined> {
   return store.transaction(async (tx) => {
     await lockEventStream(tx, orgId);
-    const [row] = await tx.query<WebhookEndpoint & { row_id: string }>(
+    const [row] = await tx.query<{ row_id: string }>(
       `WITH w AS (
        UPDATE webhook_endpoints w SET
          url = coalesce($3, w.url),
@@ -153,7 +166,7 @@ export async function updateEndpoint(
        WHERE w.org_id = $1 AND w.uid = $2
        RETURNING w.*
        )
-       SELECT ${RENDERED}, w.id::text AS row_id FROM w`,
+       SELECT w.id::text AS row_id FROM w`,
       [
         orgId,
         uid,
@@ -165,7 +178,6 @@ export async function updateEndpoint(
       ],
     );
     if (!row) return undefined;
-    const { row_id: rowId, ...endpoint } = row;
     await tx.query(
       `UPDATE webhook_deliveries d SET state = 'cancelled', updated_at = now()
          FROM events e, webhook_endpoints w
@@ -173,13 +185,14 @@ export async function updateEndpoint(
           AND e.org_id = $1 AND e.id = d.event_id
           AND w.org_id = $1 AND w.id = $2
           AND (w.disabled OR NOT events_type_matches(e.type, w.enabled_events))`,
-      [orgId, rowId],
+      [orgId, row.row_id],
     );
-    return endpoint;
+    // Rendered after the cancellation: `health.pending` counts what is still waiting.
+    return (await tx.query<WebhookEndpoint>(SELECT_ENDPOINT, [orgId, uid]))[0];
   }, options);
 }
 
-/** Deletes the endpoint and cancels its pending deliveries, in one transaction; false: no such endpoint. */
+/** Deletes the endpoint, its health counts, and cancels its pending deliveries, in one transaction; false: no such endpoint. */
 export async function deleteEndpoint(store: Store, orgId: string, uid: string, options?: TransactionOptions): Promise<boolean> {
   return store.transaction(async (tx) => {
     await lockEventStream(tx, orgId);
@@ -190,8 +203,10 @@ export async function deleteEndpoint(store: Store, orgId: string, uid: string, o
          UPDATE webhook_deliveries SET state = 'cancelled', updated_at = now()
           WHERE org_id = $1 AND endpoint_id IN (SELECT id FROM gone) AND state = 'pending'
          RETURNING id
+       ), forgotten AS (
+         DELETE FROM webhook_endpoint_stats WHERE org_id = $1 AND endpoint_id IN (SELECT id FROM gone) RETURNING endpoint_id
        )
-       SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM cancelled)::int AS cancelled`,
+       SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM forgotten)::int AS forgotten, (SELECT count(*) FROM cancelled)::int AS cancelled`,
       [orgId, uid],
     );
     return (result?.deleted ?? 0) > 0;
@@ -223,7 +238,7 @@ export async function rotateEndpointSecret(
       [orgId, uid],
     );
     if (!stored) return [];
-    return tx.query<WebhookEndpoint>(
+    await tx.query(
       `WITH w AS (
          UPDATE webhook_endpoints w SET
            earlier_secrets = $5,
@@ -232,11 +247,12 @@ export async function rotateEndpointSecret(
            secret_ciphertext = $3,
            updated_at = now()
          WHERE w.org_id = $1 AND w.uid = $2
-         RETURNING w.*
+         RETURNING w.id
        )
-       SELECT ${RENDERED} FROM w`,
+       SELECT count(*) FROM w`,
       [orgId, uid, sealed, PREVIOUS_SECRET_HOURS, earlierSecretsAfterRotation(box, stored, Number(stored.now_ms))],
     );
+    return tx.query<WebhookEndpoint>(SELECT_ENDPOINT, [orgId, uid]);
   }, options);
   return endpoint && { endpoint, secret };
 }

@@ -9,6 +9,8 @@ import {
   type Page,
   type WebhookDeliveryAttempt,
   type WebhookEndpoint,
+  type WebhookEndpointReplay,
+  type WebhookEndpointTest,
   type WebhookEndpointWithSecret,
 } from '../../packages/client/src/index.js';
 
@@ -64,6 +66,7 @@ const endpoint: WebhookEndpoint = {
   disabled_reason: null,
   created_at: '2026-11-28T03:13:08.664000Z',
   updated_at: '2026-11-28T03:13:08.664000Z',
+  health: { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 },
 };
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -167,6 +170,26 @@ describe('client.webhookEndpoints', () => {
       ['POST', '/api/webhook_endpoints/we_1/rotate_secret/', {}],
       ['DELETE', '/api/webhook_endpoints/we_1/', undefined],
     ]);
+  });
+
+  it('replays a window and sends a test delivery, each at its path, answering the server’s outcome', async () => {
+    const replayed: WebhookEndpointReplay = { object: 'webhook_endpoint_replay', endpoint: 'we_1', since: '2026-11-28T00:00:00.000000Z', until: '2026-11-28T12:00:00.000000Z', count: 3 };
+    const tested: WebhookEndpointTest = { object: 'webhook_endpoint_test', endpoint: 'we_1', event: `evt_test_${'0'.repeat(32)}`, ok: false, status_code: 500, duration_ms: 12, error: 'the receiver answered 500', response_body: null };
+    const fetch = standIn(({ url }) => (url.pathname.endsWith('/replay/') ? json(replayed, 202) : json(tested)));
+    const client = new LendingClient({ ...credentials, fetch });
+    const replay = await client.webhookEndpoints.replay('we_1', { since: '2026-11-28T00:00:00Z' });
+    expectTypeOf(replay).toEqualTypeOf<WebhookEndpointReplay>();
+    expect(replay.count).toBe(3);
+    await client.webhookEndpoints.replay('we_1', { since: '2026-11-28', until: '2026-11-28T12:00:00Z' });
+    const test = await client.webhookEndpoints.test('we/1');
+    expectTypeOf(test).toEqualTypeOf<WebhookEndpointTest>();
+    expect(test).toEqual(tested);
+    expect(fetch.calls.map((call) => [call.method, call.url.pathname, call.body])).toEqual([
+      ['POST', '/api/webhook_endpoints/we_1/replay/', { since: '2026-11-28T00:00:00Z' }],
+      ['POST', '/api/webhook_endpoints/we_1/replay/', { since: '2026-11-28', until: '2026-11-28T12:00:00Z' }],
+      ['POST', '/api/webhook_endpoints/we%2F1/test/', {}],
+    ]);
+    expectTypeOf(endpoint.health.failing_since).toEqualTypeOf<string | null>();
   });
 
   it('lists and walks an endpoint’s delivery attempts by page number (the list has no cursor)', async () => {

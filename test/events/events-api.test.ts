@@ -215,7 +215,7 @@ describeEachStore('the events API', (store) => {
       eventUid = (await latest('cl_ev', 'credit_limit.created')).id;
     });
 
-    it('queues a new delivery, due now, for each enabled endpoint that wants the event; twice sends twice', async () => {
+    it('queues a new delivery, due now, for each enabled endpoint that wants the event; resent while it waits, it adds nothing and its retry comes due now', async () => {
       const first = await resend(eventUid);
       expect(first.statusCode, first.body).toBe(202);
       expect(json(first)).toEqual({ object: 'event_resend', event: eventUid, endpoints: ['we_limits', 'we_all'] });
@@ -223,8 +223,19 @@ describeEachStore('the events API', (store) => {
         { endpoint: 'we_limits', state: 'pending', due: true },
         { endpoint: 'we_all', state: 'pending', due: true },
       ]);
-      expect((await resend(eventUid, '{}')).statusCode).toBe(202);
-      expect(await deliveries(eventUid)).toHaveLength(4);
+      // A retry scheduled an hour away: the resend brings it forward instead of queuing a second delivery.
+      await store().query(
+        `UPDATE webhook_deliveries d SET next_attempt_at = now() + interval '1 hour', attempts = 1
+           FROM events e WHERE d.org_id = $1 AND e.org_id = $1 AND e.id = d.event_id AND e.uid = $2`,
+        [tenant.org.id, eventUid],
+      );
+      const again = await resend(eventUid, '{}');
+      expect(again.statusCode).toBe(202);
+      expect(json(again)).toEqual({ object: 'event_resend', event: eventUid, endpoints: ['we_limits', 'we_all'] });
+      expect(await deliveries(eventUid)).toEqual([
+        { endpoint: 'we_limits', state: 'pending', due: true },
+        { endpoint: 'we_all', state: 'pending', due: true },
+      ]);
     });
 
     it('resends to the one endpoint named, even one that does not want the event; refuses a disabled one', async () => {

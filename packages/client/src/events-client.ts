@@ -26,8 +26,9 @@ export class EventsClient extends ResourceClient<Event, EventListParams> {
   /**
    * Delivers the event `id` again now, to every enabled endpoint that takes
    * its type, or only to `input.endpoint` (`we_…`, even one that no longer
-   * takes it); answers the endpoints it was queued for. Not sent again when
-   * no answer came (resending twice delivers twice).
+   * takes it); answers the endpoints it goes to. An endpoint the event
+   * already waits for gets no second delivery (its retry is brought forward
+   * to now), so resending twice is resending once.
    */
   resend(id: string, input: EventResendInput = {}, options: RequestOptions = {}): Promise<EventResendResult> {
     const body = input.endpoint === undefined ? {} : { endpoint: input.endpoint };

@@ -697,6 +697,39 @@ export interface WebhookEndpoint {
   disabled_reason: 'failing' | 'requested' | null;
   created_at: string;
   updated_at: string;
+  health: WebhookEndpointHealth;
+}
+/**
+ * How the endpoint’s deliveries are going: what waits, when it was last tried and last answered 2xx, since when it fails, and the last 24 hours’ attempts.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointHealth".
+ */
+export interface WebhookEndpointHealth {
+  /**
+   * Deliveries waiting for an attempt (due now or a retry later), in flight included.
+   */
+  pending: number;
+  /**
+   * When the latest attempt was recorded; null before the first.
+   */
+  last_attempt_at: string | null;
+  /**
+   * When the latest successful attempt was recorded; null if none was.
+   */
+  last_success_at: string | null;
+  /**
+   * The first failed attempt since the last success; null while the last attempt succeeded (or none was made).
+   */
+  failing_since: string | null;
+  /**
+   * Successful attempts in the last 24 hours (counted in 5-minute buckets: those that began in the last 24 hours).
+   */
+  succeeded_24h: number;
+  /**
+   * Failed attempts in the last 24 hours (as `succeeded_24h`).
+   */
+  failed_24h: number;
 }
 /**
  * An endpoint as created or rotated: with its signing secret, shown this once.
@@ -749,6 +782,7 @@ export interface WebhookEndpointWithSecret {
   disabled_reason: 'failing' | 'requested' | null;
   created_at: string;
   updated_at: string;
+  health: WebhookEndpointHealth;
   /**
    * The signing secret (Standard Webhooks): verify each delivery’s `webhook-signature` with it.
    */
@@ -1251,7 +1285,7 @@ export interface EventResend {
    */
   event: string;
   /**
-   * Ids of the endpoints it was queued for (empty: no enabled endpoint wants it).
+   * Ids of the endpoints it goes to again (empty: no enabled endpoint wants it).
    *
    * @maxItems 16
    */
@@ -1414,6 +1448,73 @@ export interface LoanRepaymentResult {
   entry: LedgerEntry1;
   loan: Loan1;
   limit: CreditLimit1;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointReplayInput".
+ */
+export interface WebhookEndpointReplayInput {
+  /**
+   * Inclusive: attempts at or after it (RFC 3339, or a date: its first microsecond).
+   */
+  since: string;
+  /**
+   * Inclusive: attempts at or before it (RFC 3339, or a date: its last microsecond); default now. Not before `since`.
+   */
+  until?: string;
+}
+/**
+ * What a replay queued.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointReplay".
+ */
+export interface WebhookEndpointReplay {
+  object: 'webhook_endpoint_replay';
+  endpoint: string;
+  /**
+   * The window’s start, as applied (UTC, µs).
+   */
+  since: string;
+  /**
+   * The window’s end, as applied: the request’s time when none was given.
+   */
+  until: string;
+  /**
+   * Events queued for the endpoint again, each once.
+   */
+  count: number;
+}
+/**
+ * The outcome of a test delivery.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointTest".
+ */
+export interface WebhookEndpointTest {
+  object: 'webhook_endpoint_test';
+  endpoint: string;
+  /**
+   * The test delivery’s `webhook-id` (and its body’s `id`): in no log.
+   */
+  event: string;
+  /**
+   * The receiver answered 2xx within the deadline.
+   */
+  ok: boolean;
+  /**
+   * The receiver’s status; null when none came.
+   */
+  status_code: number | null;
+  duration_ms: number;
+  /**
+   * Why it failed; null on success.
+   */
+  error: string | null;
+  /**
+   * The first 1 KiB of the receiver’s answer.
+   */
+  response_body: string | null;
 }
 /**
  * One page: at most 10 items, and the exact count.

@@ -4,6 +4,9 @@ import type {
   WebhookEndpoint,
   WebhookEndpointInput,
   WebhookEndpointListParams,
+  WebhookEndpointReplay,
+  WebhookEndpointReplayInput,
+  WebhookEndpointTest,
   WebhookEndpointUpdate,
   WebhookEndpointWithSecret,
 } from './generated.js';
@@ -18,11 +21,15 @@ import { Transport, type RequestOptions } from './transport.js';
  * secret keeps signing beside the new one for 24 h. The server keeps no
  * Idempotency-Key for these requests, so one that got no answer (or a 504
  * `outcome_unknown`) is not sent again: list or retrieve to see whether it
- * was done. Lists are numbered pages (at most 16 endpoints).
+ * was done. Lists are numbered pages (at most 16 endpoints). Every endpoint
+ * carries its `health` (pending deliveries, last attempt and success,
+ * `failing_since`, the last 24 hours' attempts by outcome).
  *
  * @example
  * const { id, secret } = await client.webhookEndpoints.create({ url: 'https://example.com/hooks', enabled_events: ['loan.*'] });
  * for await (const attempt of client.webhookEndpoints.deliveries(id).listAll()) console.log(attempt.event, attempt.status_code);
+ * const { ok, status_code } = await client.webhookEndpoints.test(id);
+ * const { count } = await client.webhookEndpoints.replay(id, { since: '2026-11-28T00:00:00Z' });
  */
 export class WebhookEndpointsClient extends ResourceClient<WebhookEndpoint, WebhookEndpointListParams> {
   readonly #transport: Transport;
@@ -53,6 +60,27 @@ export class WebhookEndpointsClient extends ResourceClient<WebhookEndpoint, Webh
   /** A new signing secret, shown this once; the old one keeps signing beside it for 24 h. */
   rotateSecret(id: string, options: RequestOptions = {}): Promise<WebhookEndpointWithSecret> {
     return this.#transport.postOnce<WebhookEndpointWithSecret>(`${this.#endpointPath(id)}rotate_secret/`, {}, options);
+  }
+
+  /**
+   * Sends again, now, every event whose last attempt to the endpoint in
+   * `since`…`until` (inclusive; `until` defaults to now) failed, once each:
+   * the answer's `count` says how many. Events already waiting for the
+   * endpoint (a retry is scheduled) are not queued twice, so a second replay
+   * adds nothing. A disabled endpoint is a 422: enable it first.
+   */
+  replay(id: string, window: WebhookEndpointReplayInput, options: RequestOptions = {}): Promise<WebhookEndpointReplay> {
+    const body = { since: window.since, ...(window.until === undefined ? {} : { until: window.until }) };
+    return this.#transport.postOnce<WebhookEndpointReplay>(`${this.#endpointPath(id)}replay/`, body, options);
+  }
+
+  /**
+   * Sends the endpoint a signed `webhook_endpoint.test` delivery now and
+   * resolves with what its receiver answered (`ok`, `status_code`, `error`,
+   * `response_body`; within 10 s). Not an event of the log, and not recorded.
+   */
+  test(id: string, options: RequestOptions = {}): Promise<WebhookEndpointTest> {
+    return this.#transport.postOnce<WebhookEndpointTest>(`${this.#endpointPath(id)}test/`, {}, options);
   }
 
   /** `/api/webhook_endpoints/{id}/deliveries/`: every delivery attempt to the endpoint, newest first. */

@@ -1,0 +1,63 @@
+/**
+ * An endpoint's delivery health, as every rendering of the endpoint carries it (SPEC §3c,
+ * docs/webhooks.md "Health"). The portal and a person's dashboard read it; nothing in the
+ * service acts on it (disabling reads failing_since itself).
+ */
+export interface EndpointHealth {
+  /** Deliveries waiting for their next attempt (due now or later, retries included), in flight included. */
+  readonly pending: number;
+  readonly last_attempt_at: string | null;
+  readonly last_success_at: string | null;
+  /** The first failed attempt since the last success; null while the last attempt succeeded (or none was made). */
+  readonly failing_since: string | null;
+  /** Attempts in the last 24 hours (the 5-minute buckets that began in them), by outcome. */
+  readonly succeeded_24h: number;
+  readonly failed_24h: number;
+}
+
+/** The width of a bucket of webhook_endpoint_stats (migration 023), in seconds. */
+export const HEALTH_BUCKET_SECONDS = 300;
+
+const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/**
+ * The `health` column of the endpoint row `w` (any relation with its `id` and
+ * `failing_since`), $1 being the organization: every subquery is constrained
+ * by it (a router statement on Citus). Each is an index probe or a short
+ * range: `pending` counts the endpoint's pending deliveries through their
+ * partial index (webhook_deliveries_endpoint_due_idx), the rest read
+ * webhook_endpoint_stats (at most 289 buckets for the 24-hour counts; the
+ * latest bucket, or the latest with a success, for the times).
+ */
+export const HEALTH_COLUMN = `json_build_object(
+    'pending', (SELECT count(*) FROM webhook_deliveries d WHERE d.org_id = $1 AND d.endpoint_id = w.id AND d.state = 'pending')::int,
+    'last_attempt_at', (SELECT to_char(s.last_attempt_at AT TIME ZONE 'UTC', ${TIMESTAMP}) FROM webhook_endpoint_stats s
+                         WHERE s.org_id = $1 AND s.endpoint_id = w.id ORDER BY s.bucket DESC LIMIT 1),
+    'last_success_at', (SELECT to_char(s.last_success_at AT TIME ZONE 'UTC', ${TIMESTAMP}) FROM webhook_endpoint_stats s
+                         WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.last_success_at IS NOT NULL ORDER BY s.bucket DESC LIMIT 1),
+    'failing_since', to_char(w.failing_since AT TIME ZONE 'UTC', ${TIMESTAMP}),
+    'succeeded_24h', (SELECT coalesce(sum(s.succeeded), 0) FROM webhook_endpoint_stats s
+                       WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.bucket > now() - interval '24 hours')::int,
+    'failed_24h', (SELECT coalesce(sum(s.failed), 0) FROM webhook_endpoint_stats s
+                    WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.bucket > now() - interval '24 hours')::int
+  ) AS health`;
+
+/**
+ * Counts attempts in their endpoints' current buckets: one statement per
+ * organization, its rows in endpoint order, run after every other statement
+ * of the recording transaction, so two recordings that touch the same
+ * endpoints lock their buckets in the same order (no deadlock) and hold them
+ * only until their commit. An attempt to an endpoint deleted meanwhile is
+ * not counted (nor is its attempt row kept). $1 org, $2 endpoint ids, $3
+ * whether each attempt succeeded (1/0: a statement sent with its COMMIT
+ * carries its arrays as literals, which hold numbers, not booleans).
+ */
+export const COUNT_ATTEMPTS = `INSERT INTO webhook_endpoint_stats AS s (org_id, endpoint_id, bucket, succeeded, failed, last_attempt_at, last_success_at)
+  SELECT $1, a.endpoint_id, to_timestamp(floor(extract(epoch FROM now()) / ${HEALTH_BUCKET_SECONDS}) * ${HEALTH_BUCKET_SECONDS}),
+         (count(*) FILTER (WHERE a.ok = 1))::int, (count(*) FILTER (WHERE a.ok = 0))::int, now(), CASE WHEN max(a.ok) = 1 THEN now() END
+    FROM unnest($2::bigint[], $3::int[]) AS a(endpoint_id, ok)
+    JOIN webhook_endpoints w ON w.org_id = $1 AND w.id = a.endpoint_id
+   GROUP BY a.endpoint_id ORDER BY a.endpoint_id
+  ON CONFLICT (org_id, endpoint_id, bucket) DO UPDATE SET
+    succeeded = s.succeeded + excluded.succeeded, failed = s.failed + excluded.failed,
+    last_attempt_at = greatest(s.last_attempt_at, excluded.last_attempt_at), last_success_at = greatest(s.last_success_at, excluded.last_success_at)`;
