@@ -94,9 +94,34 @@ export function buildProgram(): Command {
       .option('--serve', 'then run the HTTP service (in this process, so the embedded store stays locked to it)'),
   ).action(async (flags) => (await import('./commands/demo.js')).runDemo(flags));
 
-  program
-    .command('webhooks')
-    .description('webhooks while developing')
+  const webhooks = program.command('webhooks').description("the organization's webhook endpoints, over the API of a running server, and forwarding while developing");
+  const overApi = (command: Command) =>
+    command
+      .requiredOption('--org <org>', 'organization ID')
+      .option('--key <key>', 'a webhooks-scoped API key of the organization (default: LENDING_API_KEY)')
+      .option('--api-url <url>', 'the running server', 'http://127.0.0.1:3000')
+      .option('--json', 'machine-readable output');
+  overApi(webhooks.command('endpoints').description("list the organization's webhook endpoints with their health (GET /api/webhook_endpoints/)")).action(async (flags) =>
+    (await import('./commands/webhooks-manage.js')).runWebhooksEndpoints(flags),
+  );
+  overApi(
+    webhooks
+      .command('resend <event>')
+      .description('send an event again now, to every endpoint that takes it or to --endpoint; one already waiting is not queued twice')
+      .option('--endpoint <id>', 'only this endpoint (we_…)'),
+  ).action(async (event: string, flags) => (await import('./commands/webhooks-manage.js')).runWebhooksResend(event, flags));
+  overApi(
+    webhooks
+      .command('replay <endpoint>')
+      .description('send again every event whose last attempt to the endpoint failed between --since and --until')
+      .requiredOption('--since <time>', 'ISO 8601 time or date: attempts at or after it')
+      .option('--until <time>', 'ISO 8601 time or date: attempts at or before it (default: now)'),
+  ).action(async (endpoint: string, flags) => (await import('./commands/webhooks-manage.js')).runWebhooksReplay(endpoint, flags));
+  overApi(webhooks.command('test <endpoint>').description('send the endpoint a signed webhook_endpoint.test delivery and print what it answered (exit 1 unless 2xx)')).action(
+    async (endpoint: string, flags) => (await import('./commands/webhooks-manage.js')).runWebhooksTest(endpoint, flags),
+  );
+
+  webhooks
     .command('listen')
     .description("forward the organization's new events, signed as a webhook endpoint receives them, to a local URL (like stripe listen); reads GET /api/events/ of a running server")
     .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:4242/webhooks')
