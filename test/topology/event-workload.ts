@@ -29,8 +29,8 @@ export const FLEET_WIDE_STATEMENTS: readonly RegExp[] = [
  * (filters, numbered and cursor pages, retrieve), the endpoint routes
  * (create, list, retrieve, update, rotate, delete), a deliverer's round
  * against one receiver that answers 204 and one that answers 500 (claims,
- * attempts recorded and checked, a retry scheduled), the attempts list, a resend and the
- * prune. Throws when an answer is not what it should be.
+ * attempts recorded and checked, a retry scheduled), the attempts list with the endpoints' health, a
+ * resend, a replay, a test delivery and the prune. Throws when an answer is not what it should be.
  */
 export async function runEventWorkload(store: Store, recorded: Store): Promise<void> {
   const tenant = await createTenant(store, 'Evented Lender', 'write');
@@ -82,6 +82,11 @@ export async function runEventWorkload(store: Store, recorded: Store): Promise<v
     await call('GET', `/api/webhook_endpoints/${failingEndpoint}/deliveries/`);
     await call('GET', `/api/webhook_endpoints/${okEndpoint}/deliveries/?page=1`);
     await call('POST', `/api/events/${events[0]!.id}/resend/`, {});
+    await call('GET', '/api/webhook_endpoints/');
+    const replay = await call('POST', `/api/webhook_endpoints/${failingEndpoint}/replay/`, { since: '2020-01-01' });
+    if (replay.count !== 0) throw new Error(`a replay while the failed events wait for their retry queued ${String(replay.count)}, not 0`);
+    const test = await call('POST', `/api/webhook_endpoints/${okEndpoint}/test/`, {});
+    if (test.ok !== true) throw new Error(`the test delivery to the 204 receiver answered ${JSON.stringify(test)}`);
     await deliverer.deliverDue();
     await deliverer.stop();
 
