@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../helpers/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
-import type { EndpointHealth } from '../../src/webhooks/endpoint-health.js';
+import { HEALTH_COLUMN, type EndpointHealth } from '../../src/webhooks/endpoint-health.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
-import { describeEachStore } from '../helpers/stores.js';
+import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 import type { Queryable } from '../../src/store/store.js';
 import { insertEndpoint, LOCAL_POLICY, newDeliverer, TEST_BOX, type TestEndpoint } from './deliverer-helpers.js';
@@ -28,7 +28,19 @@ async function addEndpoint(db: Queryable, orgId: string, url: string): Promise<T
   return { ...endpoint, uid };
 }
 
-describeEachStore('webhook endpoint health, replay, test and resend folding', (store) => {
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** The relations a plan reads whole. */
+function sequentialScans(node: PlanNode): string[] {
+  const own = node['Node Type'] === 'Seq Scan' && node['Relation Name'] ? [node['Relation Name']] : [];
+  return [...own, ...(node.Plans ?? []).flatMap(sequentialScans)];
+}
+
+describeEachStore('webhook endpoint health, replay, test and resend folding', (store, kind) => {
   let app: FastifyInstance;
   let owner: Tenant;
   let other: Tenant;
@@ -120,6 +132,28 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         await failing.close();
       }
     });
+  });
+
+  // Statistics that see one endpoint's backlog as the organization's whole table made the planner count every
+  // endpoint's pending deliveries with a sequential scan: 750 ms for a list of 16 endpoints behind 200,000.
+  it.skipIf(distributedOnCitus(kind))('counts each endpoint\'s pending deliveries through their index, however the statistics see the backlog', async () => {
+    const tenant = await createTenant(store(), 'Backlogged health', 'webhooks');
+    const endpoints: TestEndpoint[] = [];
+    for (let i = 0; i < 16; i += 1) endpoints.push(await addEndpoint(store(), tenant.org.id, `http://127.0.0.1:${receiver.port}/${i}`));
+    await store().query(
+      `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+       SELECT $1, $2, n, now() + interval '1 hour', now(), now() FROM generate_series(1, 20000) AS n`,
+      [tenant.org.id, endpoints[0]!.id],
+    );
+    await store().exec('ANALYZE webhook_deliveries');
+    const [row] = await store().query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
+      `EXPLAIN (FORMAT JSON) SELECT w.uid, ${HEALTH_COLUMN} FROM webhook_endpoints w WHERE w.org_id = $1 ORDER BY w.created_at, w.id`,
+      [tenant.org.id],
+    );
+    const plan = row!['QUERY PLAN'];
+    expect(sequentialScans((typeof plan === 'string' ? (JSON.parse(plan) as [{ Plan: PlanNode }]) : plan)[0].Plan)).not.toContain('webhook_deliveries');
+    const retrieved = await send('GET', `${PATH}${endpoints[0]!.uid}/`, undefined, tenant.authorization);
+    expect(retrieved.json<Endpoint>().health.pending).toBe(20000);
   });
 
   describe('POST /api/webhook_endpoints/{id}/replay/', () => {
