@@ -18,7 +18,7 @@ export function scheduleEventPrune(store: Store, retentionDays: number, interval
     pruneEvents(store, retentionDays)
       .then(
         (counts) => {
-          if (counts.events + counts.attempts > 0) log.info(counts, `pruned events older than ${retentionDays} days`);
+          if (counts.events + counts.attempts + counts.healthBuckets > 0) log.info(counts, `pruned events older than ${retentionDays} days`);
         },
         (error: unknown) => {
           if ((error as { code?: unknown } | undefined)?.code === READ_ONLY_TRANSACTION) return;

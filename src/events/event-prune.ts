@@ -29,15 +29,37 @@ const PRUNE_ATTEMPTS = `WITH pruned AS (
   )
   SELECT count(*)::int AS attempts FROM pruned`;
 
+/**
+ * A batch of the organization's endpoint health buckets (webhook_endpoint_stats)
+ * older than the cutoff, except each endpoint's newest bucket and its newest
+ * bucket with a success: `last_attempt_at` and `last_success_at` are read from
+ * those, and must outlive the retention. $1 org, $2 days, $3 batch.
+ */
+const PRUNE_HEALTH_BUCKETS = `WITH kept AS (
+    SELECT endpoint_id, max(bucket) AS newest, max(bucket) FILTER (WHERE last_success_at IS NOT NULL) AS newest_success
+      FROM webhook_endpoint_stats WHERE org_id = $1 GROUP BY endpoint_id
+  ), old AS (
+    SELECT s.endpoint_id, s.bucket FROM webhook_endpoint_stats s JOIN kept k ON k.endpoint_id = s.endpoint_id
+     WHERE s.org_id = $1 AND s.bucket < now() - $2::int * interval '1 day'
+       AND s.bucket <> k.newest AND s.bucket IS DISTINCT FROM k.newest_success
+     LIMIT $3
+  ), pruned AS (
+    DELETE FROM webhook_endpoint_stats s WHERE s.org_id = $1 AND (s.endpoint_id, s.bucket) IN (SELECT endpoint_id, bucket FROM old)
+    RETURNING s.bucket
+  )
+  SELECT count(*)::int AS buckets FROM pruned`;
+
 export interface PruneCounts {
   events: number;
   deliveries: number;
   attempts: number;
+  /** Endpoint health buckets (5 minutes of one endpoint's attempt counts). */
+  healthBuckets: number;
 }
 
-/** Deletes what the organization's log and delivery history hold beyond `retentionDays`, batch by batch. */
+/** Deletes what the organization's log, delivery history and endpoint health hold beyond `retentionDays`, batch by batch. */
 export async function pruneOrganizationEvents(store: Store, orgId: string, retentionDays: number, batch = EVENT_PRUNE_BATCH): Promise<PruneCounts> {
-  const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0 };
+  const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0, healthBuckets: 0 };
   for (;;) {
     const [row] = await store.query<{ events: number; deliveries: number }>(PRUNE_EVENTS, [orgId, retentionDays, batch]);
     counts.events += Number(row?.events ?? 0);
@@ -49,18 +71,24 @@ export async function pruneOrganizationEvents(store: Store, orgId: string, reten
     counts.attempts += Number(row?.attempts ?? 0);
     if (Number(row?.attempts ?? 0) < batch) break;
   }
+  for (;;) {
+    const [row] = await store.query<{ buckets: number }>(PRUNE_HEALTH_BUCKETS, [orgId, retentionDays, batch]);
+    counts.healthBuckets += Number(row?.buckets ?? 0);
+    if (Number(row?.buckets ?? 0) < batch) break;
+  }
   return counts;
 }
 
 /** Prunes every organization that has published events, one after another. */
 export async function pruneEvents(store: Store, retentionDays: number, batch = EVENT_PRUNE_BATCH): Promise<PruneCounts> {
   const organizations = await store.query<{ org_id: string }>('SELECT org_id::text AS org_id FROM event_streams ORDER BY org_id');
-  const total: PruneCounts = { events: 0, deliveries: 0, attempts: 0 };
+  const total: PruneCounts = { events: 0, deliveries: 0, attempts: 0, healthBuckets: 0 };
   for (const { org_id: orgId } of organizations) {
     const counts = await pruneOrganizationEvents(store, orgId, retentionDays, batch);
     total.events += counts.events;
     total.deliveries += counts.deliveries;
     total.attempts += counts.attempts;
+    total.healthBuckets += counts.healthBuckets;
   }
   return total;
 }

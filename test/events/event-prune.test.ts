@@ -38,3 +38,44 @@ describeEachStore('event retention', (store) => {
     expect(await pruneEvents(store(), 30, 3)).toMatchObject({ events: 0, deliveries: 0, attempts: 0 });
   });
 });
+
+describeEachStore('endpoint health retention', (store) => {
+  it("prunes health buckets older than the retention, but keeps each endpoint's newest bucket and newest success", async () => {
+    const tenant = await createTenant(store(), 'Health retention', 'write');
+    const orgId = tenant.org.id;
+    const endpoint = await insertEndpoint(store(), orgId, 'http://127.0.0.1:9/');
+    // The prune job visits the organizations that have published events.
+    await insertCreditLimits(store(), orgId, [creditLimit()]);
+    await publishAllEvents(store(), orgId);
+    const bucket = async (daysAgo: number, succeeded: number, failed: number): Promise<void> => {
+      await store().query(
+        `INSERT INTO webhook_endpoint_stats (org_id, endpoint_id, bucket, succeeded, failed, last_attempt_at, last_success_at)
+         VALUES ($1, $2, date_trunc('hour', now()) - $3::int * interval '1 day', $4, $5,
+                 date_trunc('hour', now()) - $3::int * interval '1 day', CASE WHEN $4 > 0 THEN date_trunc('hour', now()) - $3::int * interval '1 day' END)`,
+        [orgId, endpoint.id, daysAgo, succeeded, failed],
+      );
+    };
+    // Successes 40 and 35 days ago, failures 34 and 31 days ago: every bucket is past a 30-day retention.
+    await bucket(40, 3, 0);
+    await bucket(35, 1, 0);
+    await bucket(34, 0, 2);
+    await bucket(31, 0, 5);
+    const health = async (): Promise<{ last_attempt_at: string; last_success_at: string }> => {
+      const [row] = await store().query<{ last_attempt_at: string; last_success_at: string }>(
+        `SELECT max(last_attempt_at)::text AS last_attempt_at, max(last_success_at)::text AS last_success_at FROM webhook_endpoint_stats WHERE org_id = $1`,
+        [orgId],
+      );
+      return row!;
+    };
+    const before = await health();
+    const counts = await pruneEvents(store(), 30, 1);
+    expect(counts.healthBuckets).toBe(2);
+    const days = await store().query<{ days: number }>(
+      `SELECT round(extract(epoch FROM date_trunc('hour', now()) - bucket) / 86400)::int AS days FROM webhook_endpoint_stats WHERE org_id = $1 ORDER BY bucket`,
+      [orgId],
+    );
+    expect(days.map((row) => row.days)).toEqual([35, 31]);
+    expect(await health()).toEqual(before);
+    expect((await pruneEvents(store(), 30, 1)).healthBuckets).toBe(0);
+  });
+});
