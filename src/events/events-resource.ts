@@ -62,7 +62,5 @@ export const events: ResourceDefinition = {
   ],
   orderings: ['created_at'],
   defaultOrdering: '-created_at',
-  // Published events enter the log after every event already there (publish-events.ts).
-  appendedBy: 'created_at',
   renderRow: renderEventRow,
 };

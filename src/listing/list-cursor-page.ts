@@ -62,15 +62,11 @@ export async function listCursorPage(
     previous = further && first ? at('before', first) : null;
     next = !behind ? null : last ? at('after', last) : backFromEmpty('after', position);
   } else {
-    next = further && last ? at('after', last) : followsArrivals(resource, query) ? (last ? at('after', last) : (query.cursor ?? '')) : null;
+    // The last page links no `next`, in every ordering (SPEC §2): a client looping `while (next)` stops.
+    next = further && last ? at('after', last) : null;
     previous = !behind || !position ? null : first ? at('before', first) : backFromEmpty('before', position);
   }
   return { count, items: pageRows.map((row) => serializeRecord(resource, row)), next, previous };
-}
-
-/** A forward walk in the order records arrive in (appendedBy, ascending): its end moves on as records arrive. */
-function followsArrivals(resource: ResourceDefinition, query: ListQuery): boolean {
-  return resource.appendedBy === query.ordering.field && !query.ordering.descending;
 }
 
 /**

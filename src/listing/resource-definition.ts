@@ -73,13 +73,6 @@ export interface ResourceDefinition {
    */
   readonly renderRow?: (row: Readonly<Record<string, string | null>>) => ApiRecord;
   /**
-   * A field whose ascending order is the order records arrive in (a log's
-   * created_at, never earlier than any record already there): a cursor page
-   * walking it forwards links `next` even at the end, so a client polls the
-   * link to follow the records that arrive after the last one it read.
-   */
-  readonly appendedBy?: string;
-  /**
    * The events of this collection's records, when its migration calls
    * events_track (migration 017) with the same object: `object` is their
    * types' prefix (`lease` → `lease.created`, `lease.updated`), `types` the

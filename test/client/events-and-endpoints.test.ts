@@ -91,20 +91,57 @@ describe('client.events', () => {
     });
   });
 
-  it('walks the log oldest first with cursors, and stops at the first empty page (the log gives next even at its end, for pollers)', async () => {
+  it('walks the log oldest first with cursors, and stops at the page whose next is null', async () => {
     const log = [1, 2, 3, 4, 5].map(event);
     const fetch = standIn(({ url }) => {
       const start = Number(url.searchParams.get('cursor') || '0');
       const next = new URL(url);
-      next.searchParams.set('cursor', String(Math.min(start + 2, log.length)));
-      return json({ count: log.length, next: next.href, previous: null, items: log.slice(start, start + 2) });
+      next.searchParams.set('cursor', String(start + 2));
+      return json({ count: log.length, next: start + 2 < log.length ? next.href : null, previous: null, items: log.slice(start, start + 2) });
     });
     const client = new LendingClient({ ...credentials, fetch });
     const seen: string[] = [];
     for await (const item of client.events.listAll({ order_by: 'created_at', created_from: log[0]!.created_at })) seen.push(item.id);
     expect(seen).toEqual(['evt_1', 'evt_2', 'evt_3', 'evt_4', 'evt_5']);
-    expect(fetch.calls.map((call) => call.url.searchParams.get('cursor'))).toEqual(['', '2', '4', '5']);
+    expect(fetch.calls.map((call) => call.url.searchParams.get('cursor'))).toEqual(['', '2', '4']);
     expect(fetch.calls.every((call) => call.url.searchParams.get('order_by') === 'created_at')).toBe(true);
+  });
+
+  it('waits out a 429 its retries gave up on, as long as Retry-After says, within the bound the caller sets', async () => {
+    const log = [1, 2, 3].map(event);
+    let refusals = 0;
+    const fetch = standIn(({ url }) => {
+      const start = Number(url.searchParams.get('cursor') || '0');
+      // The second page is refused twice (a minute's budget spent), then served.
+      if (start === 2 && refusals < 2) {
+        refusals += 1;
+        const refused = problem(429, 'rate_limited');
+        refused.headers.set('retry-after', '45');
+        return refused;
+      }
+      const next = new URL(url);
+      next.searchParams.set('cursor', String(start + 2));
+      return json({ count: log.length, next: start + 2 < log.length ? next.href : null, previous: null, items: log.slice(start, start + 2) });
+    });
+    const waits: number[] = [];
+    const sleep = async (ms: number) => void waits.push(ms);
+    const walk = async (maxRateLimitWaitMs: number | undefined) => {
+      refusals = 0;
+      waits.length = 0;
+      const seen: string[] = [];
+      // retry.maxDelayMs 30 s: the client's own retries give up on a Retry-After of 45 s.
+      const client = new LendingClient({ ...credentials, fetch, sleep, retry: { maxDelayMs: 30_000 } });
+      for await (const item of client.events.listAll({ order_by: 'created_at' }, { maxRateLimitWaitMs })) seen.push(item.id);
+      return seen;
+    };
+    expect(await walk(undefined)).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    expect(waits).toEqual([45_000, 45_000]);
+    expect(await walk(90_000)).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    const refused = await walk(60_000).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LendingApiError);
+    expect(refused).toMatchObject({ status: 429, retryAfterSeconds: 45 });
+    expect(waits).toEqual([45_000]);
+    expect(await walk(0).catch((error: unknown) => error)).toMatchObject({ status: 429 });
   });
 
   it('retrieves one event by id and resends it, to every endpoint or to one, once (the server keeps no Idempotency-Key for it)', async () => {

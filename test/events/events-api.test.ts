@@ -6,6 +6,8 @@ import { events } from '../../src/events/events-resource.js';
 import { schemaProblems } from '../../src/listing/schema-check.js';
 import { allPages, json, useApp, type Page } from '../helpers/app.js';
 import { importLines } from '../helpers/import-lines.js';
+import { injectFetch } from '../helpers/inject-fetch.js';
+import { LendingClient } from '../../packages/client/src/index.js';
 import { postLoanWrite } from '../helpers/loans.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
@@ -43,17 +45,19 @@ describeEachStore('the events API', (store) => {
   const latest = async (object: string, type: string) => (await page(`/api/events/?object=${object}&type=${type}`)).items[0]!;
   const record = async (url: string) => json<Record<string, unknown>>(await get(url));
   const publish = () => publishAllEvents(store(), tenant.org.id);
-  /** Follows `next` from `url` until a page is not full; the events and the link the last page gives. */
-  const walkEvents = async (url: string) => {
+  /** Follows `next` from `url` while there is one, as a client looping `while (next)` does; at most `maxPages` (a walk that never ends fails). */
+  const walkEvents = async (url: string, maxPages = 100) => {
     const events: ApiEvent[] = [];
-    let next = url;
-    for (;;) {
-      const one = await page(next);
+    let next: string | null = url;
+    let pages = 0;
+    while (next !== null) {
+      pages += 1;
+      if (pages > maxPages) throw new Error(`${url}: the walk did not end within ${maxPages} pages (next is never null)`);
+      const one: Page<ApiEvent> = await page(next);
       events.push(...one.items);
-      if (one.next === null) throw new Error(`${next}: an oldest-first walk always links next`);
-      next = new URL(one.next).pathname + new URL(one.next).search;
-      if (one.items.length < 10) return { events, next };
+      next = one.next === null ? null : new URL(one.next).pathname + new URL(one.next).search;
     }
+    return { events, pages };
   };
 
   beforeAll(async () => {
@@ -155,16 +159,41 @@ describeEachStore('the events API', (store) => {
 
   it('walks the log by cursor, each event once, and a cursor from another list is refused', async () => {
     const all = (await allPages(app(), '/api/events/', tenant.authorization)).flatMap((one) => one.items as ApiEvent[]);
-    // Oldest first, the walk's last page still links `next` (the log grows at that end): following it finds nothing yet.
     const walk = await walkEvents('/api/events/?order_by=created_at&cursor=');
     expect(walk.events.map((event) => event.id)).toEqual(all.map((event) => event.id).reverse());
-    const tail = await page(walk.next);
-    expect(tail.items).toEqual([]);
-    expect(tail.next).not.toBeNull();
     const first = await page('/api/events/?type=loan.*&cursor=');
     expect(first.next).toBeNull();
     const foreign = new URL((await page('/api/events/?cursor=')).next!).searchParams.get('cursor')!;
     expect((await get(`/api/events/?type=loan.*&cursor=${encodeURIComponent(foreign)}`)).statusCode).toBe(422);
+  });
+
+  it('ends a cursor walk with next: null in both orderings, a full last page included (a `while (next)` loop stops)', async () => {
+    const count = (await page('/api/events/')).count;
+    for (const order of ['created_at', '-created_at']) {
+      const walk = await walkEvents(`/api/events/?order_by=${order}&cursor=`, Math.ceil(count / 10) + 1);
+      expect(walk.events, order).toHaveLength(count);
+      expect(walk.pages, order).toBe(Math.max(1, Math.ceil(count / 10)));
+    }
+    // A last page that is full: the ten oldest events, walked oldest first, end there.
+    const tenth = (await walkEvents('/api/events/?order_by=created_at&cursor=')).events[9]!;
+    const ten = await walkEvents(`/api/events/?order_by=created_at&created_to=${encodeURIComponent(tenth.created_at)}&cursor=`, 2);
+    expect(ten).toMatchObject({ pages: 1 });
+    expect(ten.events).toHaveLength(10);
+  });
+
+  it("ends the SDK's walk (listAll) at the page whose next is null, in both orderings, with one request a page", async () => {
+    const count = (await page('/api/events/')).count;
+    for (const order_by of ['created_at', '-created_at'] as const) {
+      const fetch = injectFetch(app);
+      const client = new LendingClient({ baseUrl: 'http://localhost', organizationId: tenant.org.uid, apiKey: tenant.apiKey, fetch });
+      const seen: string[] = [];
+      for await (const event of client.events.listAll({ order_by })) {
+        seen.push(event.id);
+        if (fetch.requests.length > Math.ceil(count / 10) + 1) throw new Error(`${order_by}: the walk did not end (${fetch.requests.length} requests)`);
+      }
+      expect(seen, order_by).toHaveLength(count);
+      expect(fetch.requests, order_by).toHaveLength(Math.max(1, Math.ceil(count / 10)));
+    }
   });
 
   it('retrieves one event by id, and answers 404 for an unknown id or another organization\'s', async () => {

@@ -1,6 +1,6 @@
 export { LendingClient, type LendingClientOptions } from './lending-client.js';
 export { LendingApiError, type ErrorCode } from './lending-api-error.js';
-export { ListClient, ResourceClient, type Connection, type ListAllParams, type Page, type QueryValue } from './resource-client.js';
+export { ListClient, ResourceClient, type Connection, type ListAllOptions, type ListAllParams, type Page, type QueryValue } from './resource-client.js';
 export { NumberedListClient } from './numbered-list-client.js';
 export { CreditLimitsClient } from './credit-limits-client.js';
 export { LoansClient } from './loans-client.js';

@@ -1,3 +1,4 @@
+import { LendingApiError } from './lending-api-error.js';
 import { Transport, type ClientOptions, type RequestOptions } from './transport.js';
 
 /** A page of a list: `count` is the exact number of matches; `next`/`previous` are null at the ends. */
@@ -15,6 +16,22 @@ export type Connection = ClientOptions | Transport;
 
 /** `listAll` walks with cursors; it chooses the pages itself. */
 export type ListAllParams<TParams> = Omit<TParams, 'page' | 'cursor'>;
+
+/** Per-call options of an iterator (`listAll`). */
+export interface ListAllOptions extends RequestOptions {
+  /**
+   * A 429 the client's own retries gave up on (its Retry-After longer than
+   * `retry.maxDelayMs`, or too many in a row) is waited out, as long as its
+   * Retry-After says, while the waits for one page add up to at most this
+   * many milliseconds; then the 429 is thrown. Default 120 000 (two windows
+   * of the per-minute budget); 0 throws the first one.
+   */
+  readonly maxRateLimitWaitMs?: number | undefined;
+}
+
+const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 120_000;
+/** A 429 without Retry-After (a proxy's): wait this long before asking again. */
+const RATE_LIMIT_WAIT_WITHOUT_RETRY_AFTER_MS = 1_000;
 
 /**
  * `list` and `listAll` on one collection path, e.g. `/api/limits/cl_1/entries/`:
@@ -43,29 +60,45 @@ export class ListClient<TRecord = Record<string, unknown>, TParams extends { [K 
   /**
    * Every matching record, once each, with cursor pages: the first request
    * sends the filters with an empty `cursor=` (a walk from the first row), then
-   * each page's `next` link is followed until it is null or a page is empty. Unlike page
+   * each page's `next` link is followed until it is null (the last page). Unlike page
    * numbers, a cursor continues after the last row returned, so records
    * changing during the walk do not shift later pages; sync with
    * `order_by: 'updated_at'` to also see every record changed meanwhile.
+   * A long walk that meets the rate limit waits it out (`maxRateLimitWaitMs`).
    *
    * @example
    * for await (const method of client.paymentMethods.listAll({ entity: 'ent_1', currency: 'USD' })) {
    *   console.log(method.uid, method.type);
    * }
    */
-  async *listAll(params: ListAllParams<TParams> = {} as ListAllParams<TParams>, options: RequestOptions = {}): AsyncGenerator<TRecord, void, undefined> {
+  async *listAll(params: ListAllParams<TParams> = {} as ListAllParams<TParams>, options: ListAllOptions = {}): AsyncGenerator<TRecord, void, undefined> {
     // A page or cursor from an untyped caller would make the first request a 422.
     const { page: _page, cursor: _cursor, ...filters } = params as { [name: string]: QueryValue };
     let path: string | undefined = this.collectionPath + queryString(this.walkStart(filters));
     while (path !== undefined) {
-      const page: Page<TRecord> = await this.transport.getJson<Page<TRecord>>(path, options);
+      const page: Page<TRecord> = await this.#pageWaitingOutRateLimit(path, options);
       for (const item of page.items) {
         options.signal?.throwIfAborted();
         yield item;
       }
-      // An empty page ends the walk: the event log, walked oldest first, gives `next` even at its end (so a
-      // poller can ask again later from there), and following it now would only ask again and again.
-      path = page.next === null || page.items.length === 0 ? undefined : this.#sameCollection(page.next);
+      path = page.next === null ? undefined : this.#sameCollection(page.next);
+    }
+  }
+
+  /** One page of a walk; a 429 is waited out while the waits for it stay within `maxRateLimitWaitMs`. */
+  async #pageWaitingOutRateLimit(path: string, options: ListAllOptions): Promise<Page<TRecord>> {
+    const bound = options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
+    let waited = 0;
+    for (;;) {
+      try {
+        return await this.transport.getJson<Page<TRecord>>(path, options);
+      } catch (error) {
+        if (!(error instanceof LendingApiError) || error.status !== 429) throw error;
+        const wait = error.retryAfterSeconds === undefined ? RATE_LIMIT_WAIT_WITHOUT_RETRY_AFTER_MS : error.retryAfterSeconds * 1000;
+        if (waited + wait > bound) throw error;
+        waited += wait;
+        await this.transport.wait(wait, options.signal);
+      }
     }
   }
 

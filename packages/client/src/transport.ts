@@ -92,6 +92,11 @@ export class Transport {
     this.#sleep = options.sleep ?? sleep;
   }
 
+  /** Waits `ms` as the client waits between retries (its `sleep`); rejects with the signal's reason when it aborts. */
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    return untilAborted(this.#sleep(ms, signal), signal);
+  }
+
   /** `path` starts with `/` and may carry a query string. */
   getJson<T>(path: string, options: RequestOptions = {}): Promise<T> {
     return this.#send<T>({ method: 'GET', url: this.baseUrl + path, headers: {} }, options);
