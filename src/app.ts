@@ -10,6 +10,8 @@ import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { answerEveryRequestBeforeHalfClose } from './http/connection-turn.js';
 import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rememberLastResponses } from './http/framework-errors.js';
 import { eventRoutes } from './http/event-routes.js';
+import type { EventStreamSettings } from './http/event-stream-body.js';
+import { eventStreamRoutes } from './http/event-stream-routes.js';
 import { healthRoutes } from './http/health-routes.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
@@ -96,6 +98,8 @@ export interface AppOptions {
    * Absent (tests): a random key of this app, and the default policy (public https:// only).
    */
   webhooks?: { secretBox: SecretBox | null; destinations?: DestinationPolicy };
+  /** `GET /api/events/stream/`: its heartbeat, polling, stall bound and per-key limit; DEFAULT_EVENT_STREAM for what is absent. */
+  eventStream?: Partial<EventStreamSettings>;
   /** Without `share`: queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
   databaseShare?: FairShareOptions;
 }
@@ -168,7 +172,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (options.metrics) registerWriteQueueMetrics(options.metrics, options.ledger);
     await app.register(writeRoutes, { ledger: options.ledger, role, resources, authCache, databaseOf });
   }
-  if (withEvents) await app.register(eventRoutes, { store: options.store, databaseOf, authCache });
+  if (withEvents) {
+    await app.register(eventRoutes, { store: options.store, databaseOf, authCache });
+    await app.register(eventStreamRoutes, { store: options.store, databaseOf, authCache, settings: options.eventStream });
+  }
   await app.register(webhookEndpointRoutes, {
     store: options.store,
     databaseOf,

@@ -4,7 +4,7 @@ import { EVENT_OBJECTS, EVENT_TYPES_BY_OBJECT } from '../events/event-types.js';
 import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
-import { pageSchema, pageSchemaName, recordSchema, TIMESTAMP_PATTERN, uidParameter } from './resource-schemas.js';
+import { listParameters, pageSchema, pageSchemaName, recordSchema, TIMESTAMP_PATTERN, uidParameter } from './resource-schemas.js';
 import { errorResponsesByStatus } from './write-operations.js';
 
 /** What a resend can answer besides its 202 (it reads its body like a write, but takes no Idempotency-Key). */
@@ -22,6 +22,11 @@ const RESEND_ERRORS = [
   'service_unavailable',
   'overloaded',
 ] as const satisfies readonly ErrorCode[];
+
+/** What opening a stream can answer besides its 200. */
+const STREAM_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'] as const satisfies readonly ErrorCode[];
+/** The log's parameters the stream takes (src/events/event-stream-reader.ts). */
+const STREAM_PARAMETERS = ['type', 'object', 'created_from'];
 
 const ID_PATTERN = '^[A-Za-z0-9_-]+$';
 const NULLABLE_TEXT = { type: ['string', 'null'], maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]*$' } as const;
@@ -136,6 +141,47 @@ export function resendPath(events: ResourceDefinition): Record<string, JsonObjec
             content: { 'application/json': { schema: schemaRef('EventResend') } },
           },
           ...errorResponsesByStatus(RESEND_ERRORS),
+        },
+      },
+    },
+  };
+}
+
+/** `GET /api/events/stream/`, keyed by path: the log as Server-Sent Events. */
+export function streamPath(events: ResourceDefinition): Record<string, JsonObject> {
+  return {
+    [`/api/${events.path}/stream/`]: {
+      get: {
+        operationId: 'streamEvents',
+        tags: ['Events'],
+        summary: 'Follow the log as Server-Sent Events',
+        description:
+          'The log as a `text/event-stream` (any key): each event as `id: <event id>`, `event: <type>`, `data: <the event exactly as GET /api/events/{id}/ renders it>`, oldest first, with the cursor walk\'s guarantee (no event missed, even one committed late). It starts after the event `Last-Event-ID` names (a reconnect), else at `created_from`, else at the end of the log (new events only). A comment line every 15 s keeps it open; a reader that takes nothing for 30 s while events wait is disconnected (it reconnects with `Last-Event-ID`). Opening one is one request against the key\'s rate budget; a key has at most 4 open on a node (429 beyond). An unknown `Last-Event-ID` (pruned, or not this organization\'s) is a 422 naming it.',
+        parameters: [
+          ...listParameters(events).filter((parameter) => STREAM_PARAMETERS.includes(String(parameter.name))),
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'The id of the last event received: the stream starts after it (an EventSource sends it by itself when it reconnects).',
+            schema: { type: 'string', maxLength: 255, pattern: '^[\\x21-\\x7e]*$', examples: ['evt_0123456789abcdef0123456789abcdef'] },
+          },
+        ],
+        responses: {
+          200: {
+            description: 'The stream: Server-Sent Events, until the reader closes it, is disconnected, or the node shuts down.',
+            headers: {
+              'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+              'X-Accel-Buffering': { description: '`no`: a proxy that buffers answers (nginx) passes this one on as it comes.', required: true, schema: { type: 'string', const: 'no' } },
+            },
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string', description: 'Server-Sent Events: `id`, `event` and `data` lines per event, comment lines (`:`) as heartbeats, a `retry` field first.' },
+                example: 'retry: 1000\n: events of the log after the start, oldest first\n\nid: evt_0123456789abcdef0123456789abcdef\nevent: credit_limit.updated\ndata: {"id":"evt_0123456789abcdef0123456789abcdef","object":"event","type":"credit_limit.updated",…}\n\n',
+              },
+            },
+          },
+          ...errorResponsesByStatus(STREAM_ERRORS),
         },
       },
     },

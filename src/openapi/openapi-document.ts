@@ -15,7 +15,7 @@ import { ledgerCollectionsOf } from '../resources/index.js';
 import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.js';
 import { events } from '../events/events-resource.js';
 import { servesEvents } from '../events/event-types.js';
-import { eventSchemas, eventWebhooks, resendPath } from './event-operations.js';
+import { eventSchemas, eventWebhooks, resendPath, streamPath } from './event-operations.js';
 import { WEBHOOK_ENDPOINTS_TAG, webhookEndpointPaths, webhookEndpointSchemas } from './webhook-endpoint-operations.js';
 
 /**
@@ -75,7 +75,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   // Loans are written through the ledger too: POST beside their GET.
   const loanSchemas = written?.loans ? loanWriteSchemas(written.loans, written.limits) : undefined;
   if (written?.loans) for (const [path, post] of Object.entries(loanWriteOperations(written.loans, written.limits))) paths[path] = { ...paths[path], post };
-  if (withEvents) Object.assign(paths, resendPath(events));
+  if (withEvents) Object.assign(paths, resendPath(events), streamPath(events));
   Object.assign(paths, webhookEndpointPaths());
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };

@@ -35,7 +35,11 @@ export class ResponseContract {
 
   constructor(document: JsonObject, report: Report) {
     this.#contract = new OpenApiContract(document);
-    this.#paths = Object.keys(document.paths as JsonObject).map((template) => ({ template, pattern: patternOf(template) }));
+    // A literal path wins over a template that also matches it (`/api/events/stream/` over `/api/events/{uid}/`), as in the router.
+    const parameters = (template: string) => template.split('{').length;
+    this.#paths = Object.keys(document.paths as JsonObject)
+      .sort((a, b) => parameters(a) - parameters(b))
+      .map((template) => ({ template, pattern: patternOf(template) }));
     this.#report = report;
   }
 

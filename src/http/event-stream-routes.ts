@@ -1,0 +1,147 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AuthCache } from '../auth/auth-cache.js';
+import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import { ApiError } from '../domain/errors.js';
+import { truncate } from '../domain/truncate.js';
+import { parseStreamQuery, streamStart } from '../events/event-stream-reader.js';
+import { EventStreamWakeups } from '../events/event-stream-wakeups.js';
+import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
+import type { Store } from '../store/store.js';
+import { DEFAULT_EVENT_STREAM, EventStreamBody, type EventStreamSettings } from './event-stream-body.js';
+import type { DatabaseOf } from './request-database.js';
+import { StreamSlots } from './stream-slots.js';
+
+export const EVENT_STREAM_PATH = '/api/events/stream/';
+/** The longest Last-Event-ID read (an event id is at most 255 characters). */
+const MAX_LAST_EVENT_ID_LENGTH = 255;
+
+export interface EventStreamRoutesOptions {
+  readonly store: Store;
+  readonly databaseOf: DatabaseOf;
+  readonly authCache?: AuthCache | undefined;
+  readonly settings?: Partial<EventStreamSettings> | undefined;
+}
+
+/**
+ * `GET /api/events/stream/` (SPEC §3c): the organization's log as
+ * Server-Sent Events for any key. Opening one is one request against the
+ * key's read budget (the authentication hook counts it); a key has at most
+ * `perKey` open on a node (429 beyond). The stream's reads go to the store
+ * directly, not within the request's database time, which a stream that
+ * lasts hours would outlive.
+ */
+export const eventStreamRoutes = fp(registerEventStreams, {
+  name: 'event-stream-routes',
+});
+
+async function registerEventStreams(app: FastifyInstance, options: EventStreamRoutesOptions): Promise<void> {
+  const settings: EventStreamSettings = {
+    ...DEFAULT_EVENT_STREAM,
+    ...options.settings,
+  };
+  const { store, databaseOf } = options;
+  const slots = new StreamSlots(settings.perKey);
+  const wakeups = new EventStreamWakeups(store, {
+    pollIntervalMs: settings.pollIntervalMs,
+  });
+  const open = new Set<EventStreamBody>();
+  app.decorate('eventStreams', { slots, wakeups, open });
+  // Before the server waits for its connections: open streams end, so closing does not wait on readers.
+  app.addHook('preClose', (done) => {
+    for (const body of open) body.finish();
+    wakeups.close();
+    done();
+  });
+
+  // The route in a context of its own: its authentication hook is not the app's.
+  await app.register(async (authenticated) => {
+    authenticateWithLimits(authenticated, basicAuthHook(databaseOf, options.authCache));
+    authenticated.get(EVENT_STREAM_PATH, async (request, reply) => {
+      const { orgId, keyId } = requireAuth(request);
+      const query = parseStreamQuery(rawQueryOf(request));
+      const lastEventId = lastEventIdOf(request);
+      const release = slots.take(keyId);
+      if (!release) {
+        throw new ApiError('rate_limited', `this API key already has ${settings.perKey} event streams open (at most ${settings.perKey} a key): close one, or use another key`, {
+          // The request budget's headers, which every answer to an authenticated request carries.
+          headers: { ...budgetHeadersOf(reply), 'retry-after': '1' },
+        });
+      }
+      let start;
+      try {
+        start = await streamStart(databaseOf(request), orgId, query, lastEventId);
+      } catch (error) {
+        release();
+        throw error;
+      }
+      const unfollow = wakeups.follow(orgId);
+      const body: EventStreamBody = new EventStreamBody({
+        db: store,
+        orgId,
+        query,
+        start,
+        wakeups,
+        settings,
+        onEnd: () => {
+          open.delete(body);
+          unfollow();
+          release();
+        },
+      });
+      open.add(body);
+      // The reader left: stop reading the log for it. The stream failed (cut, or the database away): end the connection.
+      reply.raw.once('close', () => body.destroy());
+      body.once('error', () => reply.raw.destroy());
+      return (
+        reply
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-store')
+          // nginx and similar proxies would otherwise buffer the stream.
+          .header('x-accel-buffering', 'no')
+          .send(body)
+      );
+    });
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The node's open event streams (tests and metrics read them). */
+    eventStreams?: {
+      slots: StreamSlots;
+      wakeups: EventStreamWakeups;
+      open: Set<EventStreamBody>;
+    };
+  }
+}
+
+/** The Last-Event-ID header (a reconnect), or undefined; an empty one means none (EventSource sends it so after a reset). */
+function lastEventIdOf(request: FastifyRequest): string | undefined {
+  const value = request.headers['last-event-id'];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || value.length > MAX_LAST_EVENT_ID_LENGTH || !/^[\x21-\x7e]+$/.test(value)) {
+    throw ApiError.invalidParameters([
+      {
+        param: 'Last-Event-ID',
+        detail: `Last-Event-ID must be one event id (evt_…) as the stream sent it, got '${truncate(String(value))}'`,
+      },
+    ]);
+  }
+  return value;
+}
+
+function budgetHeadersOf(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return headers;
+}
+
+function rawQueryOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? '';
+  const start = url.indexOf('?');
+  return start === -1 ? '' : url.slice(start + 1);
+}
