@@ -45,13 +45,18 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
   const wakeups = new EventStreamWakeups(store, {
     pollIntervalMs: settings.pollIntervalMs,
   });
-  const open = new Set<EventStreamBody>();
+  const open = new Map<EventStreamBody, FastifyReply['raw']>();
   app.decorate('eventStreams', { slots, wakeups, open });
-  // Before the server waits for its connections: open streams end, so closing does not wait on readers.
+  // Before the server waits for its connections: open streams end and their connections close, so closing
+  // does not wait on readers (they reconnect elsewhere with Last-Event-ID).
   app.addHook('preClose', (done) => {
-    for (const body of open) body.finish();
+    const closing = [...open];
+    for (const [body] of closing) body.finish();
     wakeups.close();
-    done();
+    setImmediate(() => {
+      for (const [, response] of closing) response.destroy();
+      done();
+    });
   });
 
   // The route in a context of its own: its authentication hook is not the app's.
@@ -89,7 +94,7 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
           release();
         },
       });
-      open.add(body);
+      open.set(body, reply.raw);
       // The reader left: stop reading the log for it. The stream failed (cut, or the database away): end the connection.
       reply.raw.once('close', () => body.destroy());
       body.once('error', () => reply.raw.destroy());
@@ -111,7 +116,7 @@ declare module 'fastify' {
     eventStreams?: {
       slots: StreamSlots;
       wakeups: EventStreamWakeups;
-      open: Set<EventStreamBody>;
+      open: Map<EventStreamBody, FastifyReply['raw']>;
     };
   }
 }

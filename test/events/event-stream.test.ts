@@ -12,6 +12,8 @@ import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenant
 
 /** Streams in these tests: a heartbeat every 200 ms, and a reader cut after a second of taking nothing. */
 const SETTINGS = { heartbeatMs: 200, pollIntervalMs: 20, stallTimeoutMs: 1000, bufferBytes: 16 * 1024 };
+/** Node's own limits but a short keep-alive: the test client's idle connections do not hold app.close() for 72 s. */
+const HTTP = { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 1000, maxConnections: 0 };
 
 interface ApiEvent {
   id: string;
@@ -32,7 +34,7 @@ describeEachStore('GET /api/events/stream/', (store) => {
   let serial = 0;
 
   beforeAll(async () => {
-    app = await buildApp({ store: store(), eventStream: SETTINGS, rateLimit: { perMinute: 100_000, authFailuresPerMinute: 1000 } });
+    app = await buildApp({ store: store(), eventStream: SETTINGS, http: HTTP, rateLimit: { perMinute: 100_000, authFailuresPerMinute: 1000 } });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
     tenant = await createTenant(store(), 'Stream reader');
   });
@@ -155,9 +157,9 @@ describeEachStore('GET /api/events/stream/', (store) => {
       other.close();
       streams[0]!.close();
       await until(async () => {
-        const again = await fetch(`${base}/api/events/stream/`, { headers: { authorization } });
-        await again.body?.cancel();
-        return again.status === 200;
+        const again = await SseReader.open(`${base}/api/events/stream/`, { authorization });
+        again.close();
+        return again.response.status === 200;
       });
     } finally {
       for (const stream of streams) stream.close();
@@ -191,7 +193,7 @@ describeEachStore('GET /api/events/stream/', (store) => {
     // Sends the request, from the start of the log, then reads nothing.
     socket.pause();
     socket.write(`GET /api/events/stream/?created_from=2000-01-01 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${stalled.authorization}\r\nAccept: text/event-stream\r\n\r\n`);
-    const streamOf = () => [...streams.open].find((one) => one.orgId === stalled.org.id);
+    const streamOf = () => [...streams.open.keys()].find((body) => body.orgId === stalled.org.id);
     await until(() => streamOf() !== undefined);
     const body = streamOf();
     await until(() => body!.destroyed);
@@ -205,7 +207,7 @@ describeEachStore('GET /api/events/stream/', (store) => {
   });
 
   it('serves on every node the events written and published elsewhere (two apps, one database)', async () => {
-    const other = await buildApp({ store: store(), eventStream: SETTINGS });
+    const other = await buildApp({ store: store(), eventStream: SETTINGS, http: HTTP });
     const otherBase = await other.listen({ host: '127.0.0.1', port: 0 });
     try {
       const here = await open();
