@@ -19,6 +19,8 @@ export interface StreamPosition {
   readonly sortKey: string;
   /** The event's internal id; `0` with a `created_from` start (its events have larger ids). */
   readonly rowId: string;
+  /** The public id of the event at the position, when there is one: a reconnect's Last-Event-ID. */
+  readonly eventId?: string | undefined;
 }
 
 /** A stream's filters (`type`, `object`) and where it starts (`created_from`), from the query string. */
@@ -62,19 +64,19 @@ export function parseStreamQuery(rawQuery: string): StreamQuery {
  * is a 422 naming `Last-Event-ID`.
  */
 export async function streamStart(db: Queryable, orgId: string, query: StreamQuery, lastEventId: string | undefined): Promise<StreamPosition> {
-  const keyed = `SELECT ${selectExpression('created_at', events.fields.created_at!)} AS key, id::text AS id FROM events WHERE org_id = $1`;
+  const keyed = `SELECT ${selectExpression('created_at', events.fields.created_at!)} AS key, id::text AS id, uid FROM events WHERE org_id = $1`;
   if (lastEventId !== undefined) {
-    const [row] = await db.query<{ key: string; id: string }>(`${keyed} AND uid = $2`, [orgId, lastEventId]);
+    const [row] = await db.query<{ key: string; id: string; uid: string }>(`${keyed} AND uid = $2`, [orgId, lastEventId]);
     if (!row) {
       throw ApiError.invalidParameters([
         { param: 'Last-Event-ID', detail: `Last-Event-ID '${truncate(lastEventId)}' is not an event of this organization's log (pruned after its retention, or never one): reconnect with created_from instead` },
       ]);
     }
-    return { sortKey: row.key, rowId: row.id };
+    return { sortKey: row.key, rowId: row.id, eventId: row.uid };
   }
   if (query.createdFrom !== undefined) return { sortKey: query.createdFrom, rowId: '0' };
-  const [newest] = await db.query<{ key: string; id: string }>(`${keyed} ORDER BY created_at DESC, id DESC LIMIT 1`, [orgId]);
-  return newest ? { sortKey: newest.key, rowId: newest.id } : BEFORE_THE_FIRST;
+  const [newest] = await db.query<{ key: string; id: string; uid: string }>(`${keyed} ORDER BY created_at DESC, id DESC LIMIT 1`, [orgId]);
+  return newest ? { sortKey: newest.key, rowId: newest.id, eventId: newest.uid } : BEFORE_THE_FIRST;
 }
 
 /**

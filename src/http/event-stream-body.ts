@@ -64,7 +64,10 @@ export class EventStreamBody extends Readable {
 
   constructor(private readonly source: EventStreamSource) {
     super({ highWaterMark: source.settings.bufferBytes });
-    this.send(`retry: ${RECONNECT_MS}\n: events of the log after the start, oldest first\n\n`);
+    // The start's own event id, with no data (nothing is dispatched): a client that reconnects before any event
+    // arrived sends it as Last-Event-ID and resumes where this stream started, not at the end of the log then.
+    const startId = source.start.eventId === undefined ? '' : `id: ${source.start.eventId}\n`;
+    this.send(`retry: ${RECONNECT_MS}\n${startId}: events of the log after the start, oldest first\n\n`);
     void this.run();
   }
 

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { LendingClient, type Event } from '../../packages/client/src/index.js';
 import { buildApp } from '../../src/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
@@ -223,6 +224,37 @@ describeEachStore('GET /api/events/stream/', (store) => {
       }
     } finally {
       await other.close();
+    }
+  });
+
+  it("client.events.stream() yields each event once, reconnecting with Last-Event-ID when the server cuts it", async () => {
+    const client = new LendingClient({ baseUrl: base, organizationId: tenant.org.uid, apiKey: tenant.apiKey });
+    const stop = new AbortController();
+    const reconnects: (string | undefined)[] = [];
+    // After the last event in the log now (from the start when there is none): events written next are the stream's.
+    const lastEventId = (await logEvents()).at(-1)?.id;
+    const iterator = client.events.stream(lastEventId ? { lastEventId } : { created_from: '2000-01-01' }, { signal: stop.signal, onReconnect: ({ lastEventId }) => reconnects.push(lastEventId) })[Symbol.asyncIterator]();
+    const take = async (count: number): Promise<Event[]> => {
+      const taken: Event[] = [];
+      while (taken.length < count) {
+        const next = await iterator.next();
+        if (next.done) throw new Error('the stream ended');
+        taken.push(next.value);
+      }
+      return taken;
+    };
+    try {
+      const pending = take(3);
+      const first = await write(3);
+      expect((await pending).map((event) => event.id)).toEqual(ids(first));
+      // The server cuts every stream (as it cuts a reader that fell behind); events are written meanwhile.
+      for (const [body] of app.eventStreams!.open) body.destroy(new Error('cut by the test'));
+      const meanwhile = await write(4);
+      expect((await take(4)).map((event) => event.id)).toEqual(ids(meanwhile));
+      expect(reconnects).toEqual([first.at(-1)!.id]);
+    } finally {
+      stop.abort();
+      await iterator.return?.(undefined);
     }
   });
 });

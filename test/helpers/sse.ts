@@ -102,6 +102,7 @@ function parseBlock(block: string): ServerSentEvent | undefined {
     else if (field === 'event') event = value;
     else if (field === 'data') data.push(value);
   }
-  if (id === undefined && event === undefined && data.length === 0) return undefined;
+  // No data, no event (WHATWG): an `id` alone only moves the last event id.
+  if (data.length === 0) return undefined;
   return { id, event, data: data.join('\n') };
 }

@@ -1,4 +1,5 @@
 import type { Event, EventListParams, EventResendInput, EventResendResult } from './generated.js';
+import { streamEvents, type EventStreamOptions, type EventStreamParams } from './event-stream.js';
 import { ResourceClient, type Connection } from './resource-client.js';
 import { Transport, type RequestOptions } from './transport.js';
 
@@ -21,6 +22,23 @@ export class EventsClient extends ResourceClient<Event, EventListParams> {
     const transport = connection instanceof Transport ? connection : new Transport(connection);
     super(transport, 'events');
     this.#transport = transport;
+  }
+
+  /**
+   * Follows the log as it grows (`GET /api/events/stream/`): every event after
+   * `params.lastEventId` (or from `created_from`, or from now), oldest first,
+   * none missed, one request however many events; reconnects by itself with
+   * `Last-Event-ID`. Never ends on its own: stop it with `options.signal` or
+   * by leaving the loop.
+   *
+   * @example
+   * for await (const event of client.events.stream({ type: 'loan.*', lastEventId: saved })) {
+   *   await handle(event);
+   *   saved = event.id;
+   * }
+   */
+  stream(params: EventStreamParams = {}, options: EventStreamOptions = {}): AsyncGenerator<Event, void, undefined> {
+    return streamEvents(this.#transport, params, options);
   }
 
   /**

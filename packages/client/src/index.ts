@@ -5,6 +5,7 @@ export { NumberedListClient } from './numbered-list-client.js';
 export { CreditLimitsClient } from './credit-limits-client.js';
 export { LoansClient } from './loans-client.js';
 export { EventsClient } from './events-client.js';
+export type { EventStreamOptions, EventStreamParams } from './event-stream.js';
 export { WebhookEndpointsClient } from './webhook-endpoints-client.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders, type WebhookVerificationErrorCode } from './verify-webhook.js';
 export type { HttpMethod, RetryOptions } from './retry-policy.js';

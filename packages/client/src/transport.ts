@@ -97,6 +97,17 @@ export class Transport {
     return untilAborted(this.#sleep(ms, signal), signal);
   }
 
+  /**
+   * GETs `path` as a stream (`Accept: text/event-stream`, no timeout on the
+   * body): resolves with the response once its headers arrived; an error
+   * answer is thrown as a `LendingApiError`, not retried.
+   */
+  async openStream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+    const response = await this.#fetch(this.baseUrl + path, { method: 'GET', headers: { accept: 'text/event-stream', authorization: this.#authorization, ...headers }, signal });
+    if (!response.ok) throw errorFrom(response, await response.text());
+    return response;
+  }
+
   /** `path` starts with `/` and may carry a query string. */
   getJson<T>(path: string, options: RequestOptions = {}): Promise<T> {
     return this.#send<T>({ method: 'GET', url: this.baseUrl + path, headers: {} }, options);
