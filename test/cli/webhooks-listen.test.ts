@@ -26,9 +26,9 @@ interface Listener {
   ended(): number | string | undefined;
 }
 
-function listen(args: string[]): Listener {
+function listen(args: string[], json = true): Listener {
   // DATABASE_URL points nowhere: the command reads the log over HTTP only.
-  const child = spawnCli(['webhooks', 'listen', '--json', '--interval', '200', ...args], 'postgres://postgres@127.0.0.1:1/none');
+  const child = spawnCli(['webhooks', 'listen', ...(json ? ['--json'] : []), '--interval', '200', ...args], 'postgres://postgres@127.0.0.1:1/none');
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -156,6 +156,20 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
     expect(lines[4]?.error).toBe('the receiver answered 500');
     expect(api.requests.some((url) => url.includes('cursor=c'))).toBe(true);
 
+    listener.child.kill('SIGINT');
+    expect(await listener.exited).toBe(0);
+  });
+
+  it('says, beside a receiver\'s 400, that the receiver may be verifying with another secret', async () => {
+    const api = await startFakeEventsApi('acme', 'sk_test');
+    cleanups.push(() => api.close());
+    api.add('payment_method.created');
+    const receiver = await startHttpReceiver((_request, response) => response.writeHead(400).end('bad signature'));
+    cleanups.push(() => receiver.close());
+    const listener = listen(['--forward-to', `http://127.0.0.1:${receiver.port}/`, '--org', 'acme', '--key', 'sk_test', '--api-url', api.url, '--since', api.events[0]!.created_at], false);
+    stopOnCleanup(listener);
+    await waitFor(() => listener.stdout().includes('→ 400'), listener);
+    expect(listener.stdout()).toMatch(/→ 400 \(a 400 is often a signature checked under another secret: verify with the one listen printed, or pass yours with --secret\)/);
     listener.child.kill('SIGINT');
     expect(await listener.exited).toBe(0);
   });

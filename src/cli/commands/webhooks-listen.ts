@@ -15,6 +15,8 @@ export interface WebhooksListenFlags extends OutputOptions {
 }
 
 const MIN_INTERVAL_MS = 100;
+/** After a receiver's 400: the usual cause is a receiver verifying with another secret than the one listen signs with. */
+export const SECRET_MISMATCH_HINT = ' (a 400 is often a signature checked under another secret: verify with the one listen printed, or pass yours with --secret)';
 
 /**
  * `webhooks listen --forward-to URL` (like `stripe listen`): polls the
@@ -44,7 +46,7 @@ export async function runWebhooksListen(flags: WebhooksListenFlags): Promise<voi
         async () => {
           for await (const event of feed.poll(stop.signal)) {
             const result = await forwardEvent(event, flags.forwardTo, options.secret);
-            const answer = result.status !== null ? String(result.status) : `failed: ${result.error}`;
+            const answer = result.status !== null ? `${result.status}${result.status === 400 ? SECRET_MISMATCH_HINT : ''}` : `failed: ${result.error}`;
             say(
               { id: event.id, type: event.type, created_at: event.created_at, status: result.status, error: result.error, duration_ms: result.durationMs },
               `${event.created_at}  ${event.type}  ${event.id}  → ${answer}`,
