@@ -1,10 +1,9 @@
 /**
- * The organization's events log read over HTTP (`GET /api/events/`, SPEC
- * §3c) as a feed: each poll walks the log oldest first from the last event
- * it returned, by the pages' cursor `next` links, and yields only events it
- * has not yielded before. The log's created_at strictly increases per
- * organization and an event enters it only once committed, so a walk from
- * the last event seen misses none, whatever commits meanwhile.
+ * The organization's events read over HTTP as a feed: where it starts is
+ * found in the log (`GET /api/events/`), then the feed follows the stream
+ * (`GET /api/events/stream/`, SPEC §3c), one request however many events,
+ * reconnecting after the last event it returned (`Last-Event-ID`), so it
+ * misses none and repeats none, whatever commits meanwhile.
  */
 export interface LoggedEvent {
   readonly id: string;
@@ -36,17 +35,14 @@ export class EventsFeedError extends Error {
   }
 }
 
-/** Events per page of the API (SPEC §2: exactly 10, fewer on the last). */
-const PAGE_SIZE = 10;
-/** How long one request to the API may take. */
+/** How long one request to the API may take; a stream, how long it may stay silent (its heartbeat comes every 15 s). */
 const REQUEST_TIMEOUT_MS = 30_000;
+const STREAM_SILENCE_MS = 45_000;
 
 export class EventsFeed {
   /** Where the next walk starts (created_from), and the event found there that was already yielded. */
   private from: string | undefined;
   private seenAtFrom: string | undefined;
-  /** The `next` link the last poll ended on: where the next one continues. */
-  private resume: string | undefined;
   private started = false;
   private readonly fetch: typeof fetch;
   private readonly authorization: string;
@@ -65,43 +61,60 @@ export class EventsFeed {
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started) return;
     if (this.from === undefined) {
-      const newest = (await this.get(this.url({}), signal)).items[0];
+      const newest = (await this.get(this.url({}, 'api/events/'), signal)).items[0];
       if (newest) [this.from, this.seenAtFrom] = [newest.created_at, newest.id];
     } else {
-      await this.get(this.url({ created_from: this.from }), signal);
+      await this.get(this.url({ created_from: this.from }, 'api/events/'), signal);
     }
     this.started = true;
   }
 
   /**
-   * The events that entered the log since the last poll, oldest first, a
-   * page at a time (a long backlog is not held whole); the feed moves past
-   * each event once the consumer asks for the next. A poll ends at a page
-   * that is not full: the end of the log for now. Its `next` link (a server
-   * links it even at the end of an oldest-first walk) is where the next
-   * poll starts; without one, the next poll starts a walk from the last
-   * event's created_at.
+   * The events after the last one returned (or from `since`, or from where
+   * `start` found the end of the log), oldest first, as they enter the log,
+   * from one stream request; the feed moves past each event once the
+   * consumer asks for the next. Returns when the server ends the stream
+   * (call it again to reconnect after the last event).
    */
-  async *poll(signal?: AbortSignal): AsyncGenerator<LoggedEvent> {
+  async *follow(signal?: AbortSignal): AsyncGenerator<LoggedEvent> {
     await this.start(signal);
-    let url = this.resume ?? this.url({ order_by: 'created_at', ...(this.from === undefined ? {} : { created_from: this.from }), cursor: '' });
-    for (;;) {
-      const page: EventsPage = await this.get(url, signal);
-      for (const event of page.items) {
-        if (event.id === this.seenAtFrom) continue;
+    const headers: Record<string, string> = { authorization: this.authorization, accept: 'text/event-stream' };
+    if (this.seenAtFrom !== undefined) headers['last-event-id'] = this.seenAtFrom;
+    // With no event seen yet: from `since`, or from the start of a log that was empty when the feed started.
+    const url = this.url(this.seenAtFrom !== undefined ? {} : { created_from: this.from ?? '1970-01-01' });
+    const controller = new AbortController();
+    const abort = () => controller.abort();
+    signal?.addEventListener('abort', abort, { once: true });
+    // A stream silent for longer than its heartbeat allows is a dead connection: end it (the caller reconnects).
+    let silence = setTimeout(abort, STREAM_SILENCE_MS);
+    try {
+      const heard = () => {
+        clearTimeout(silence);
+        silence = setTimeout(abort, STREAM_SILENCE_MS);
+      };
+      const response = await this.fetch(url, { headers, signal: controller.signal }).finally(heard);
+      if (!response.ok) this.refuse(response, await response.text(), 'GET /api/events/stream/');
+      if (!response.body) return;
+      for await (const data of eventDataOf(response.body, heard)) {
+        const event = JSON.parse(data) as LoggedEvent;
         yield event;
         [this.from, this.seenAtFrom] = [event.created_at, event.id];
       }
-      this.resume = page.next ?? undefined;
-      if (page.next === null || page.items.length < PAGE_SIZE) return;
-      url = page.next;
+    } finally {
+      signal?.removeEventListener('abort', abort);
+      clearTimeout(silence);
+      controller.abort();
     }
   }
 
-  private url(params: Record<string, string>): string {
-    const url = new URL('api/events/', this.options.apiUrl.endsWith('/') ? this.options.apiUrl : `${this.options.apiUrl}/`);
+  private url(params: Record<string, string>, path = 'api/events/stream/'): string {
+    const url = new URL(path, this.options.apiUrl.endsWith('/') ? this.options.apiUrl : `${this.options.apiUrl}/`);
     for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
     return url.toString();
+  }
+
+  private refuse(response: Response, text: string, request: string): never {
+    throw refusal(this.options.apiUrl, this.options.org, response, text, request);
   }
 
   private async get(url: string, signal: AbortSignal | undefined): Promise<EventsPage> {
@@ -111,18 +124,41 @@ export class EventsFeed {
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
     const text = await response.text();
-    if (response.status === 401) throw new EventsFeedError(`${this.options.apiUrl} refused the credentials of ${this.options.org} (401): check --org and --key`);
-    if (response.status === 404) {
-      throw new EventsFeedError(`${this.options.apiUrl} has no events log (GET /api/events/ answered 404): is it a lending-api server of this version?`);
-    }
-    // Anything else the request itself got wrong (a --since the server does not read, 422) will not get better.
-    if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
-      throw new EventsFeedError(`GET /api/events/ answered ${response.status}: ${detailOf(text)}`);
-    }
-    if (!response.ok) throw new EventsFeedRetry(`GET ${url} answered ${response.status}: ${detailOf(text)}`, retryAfterMs(response));
+    if (!response.ok) this.refuse(response, text, 'GET /api/events/');
     const page = JSON.parse(text) as Partial<EventsPage>;
     if (!Array.isArray(page.items)) throw new EventsFeedRetry(`GET ${url} answered a body without items`, undefined);
     return { next: typeof page.next === 'string' ? page.next : null, items: page.items };
+  }
+}
+
+/** The server's error answer as what the feed makes of it: a failure that will not pass (EventsFeedError), or one to try again. */
+function refusal(apiUrl: string, org: string, response: Response, text: string, request: string): Error {
+  if (response.status === 401) return new EventsFeedError(`${apiUrl} refused the credentials of ${org} (401): check --org and --key`);
+  if (response.status === 404) return new EventsFeedError(`${apiUrl} has no events log (${request} answered 404): is it a lending-api server of this version?`);
+  // Anything else the request itself got wrong (a --since the server does not read, 422) will not get better.
+  if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
+    return new EventsFeedError(`${request} answered ${response.status}: ${detailOf(text)}`);
+  }
+  return new EventsFeedRetry(`${request} answered ${response.status}: ${detailOf(text)}`, retryAfterMs(response));
+}
+
+/** The `data` of each Server-Sent Event of a stream (comments, and an `id` alone, dispatch nothing). */
+async function* eventDataOf(body: ReadableStream<Uint8Array>, heard: () => void): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body) {
+    heard();
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const data = buffer
+        .slice(0, end)
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice('data:'.length).replace(/^ /, ''));
+      buffer = buffer.slice(end + 2);
+      if (data.length > 0) yield data.join('\n');
+    }
   }
 }
 

@@ -176,7 +176,8 @@ export function streamPath(events: ResourceDefinition): Record<string, JsonObjec
             },
             content: {
               'text/event-stream': {
-                schema: { type: 'string', description: 'Server-Sent Events: `id`, `event` and `data` lines per event, comment lines (`:`) as heartbeats, a `retry` field first.' },
+                // No `type: string` with a maxLength: a stream has no length; its events are the Event schema, one a `data` line.
+                schema: { description: 'Server-Sent Events, unbounded: `id`, `event` and `data` lines per event (`data`: one Event as JSON), comment lines (`:`) as heartbeats, a `retry` field first.' },
                 example: 'retry: 1000\n: events of the log after the start, oldest first\n\nid: evt_0123456789abcdef0123456789abcdef\nevent: credit_limit.updated\ndata: {"id":"evt_0123456789abcdef0123456789abcdef","object":"event","type":"credit_limit.updated",…}\n\n',
               },
             },

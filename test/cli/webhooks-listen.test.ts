@@ -127,7 +127,7 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
     expect(receiver.requests).toHaveLength(2);
   });
 
-  it('walks every page of the log from --since, forwards each event once in log order with the --secret given, and reports a receiver that fails', async () => {
+  it('follows the stream from --since, forwards each event once in log order with the --secret given, and reports a receiver that fails', async () => {
     const api = await startFakeEventsApi('acme', 'sk_test');
     cleanups.push(() => api.close());
     for (let i = 0; i < 3; i += 1) api.add('payment_method.created');
@@ -141,20 +141,20 @@ describe('lending-api webhooks listen --forward-to', { timeout: 600_000 }, () =>
     const listener = listen(['--forward-to', `http://127.0.0.1:${receiver.port}/`, '--org', 'acme', '--key', 'sk_test', '--api-url', api.url, '--since', since, '--secret', secret]);
     stopOnCleanup(listener);
     await waitFor(() => receiver.requests.length >= 2, listener);
-    // 23 more: three pages and more of the API's 10, arriving while the listener polls.
+    // 23 more, arriving while the listener follows the stream.
     for (let i = 0; i < 23; i += 1) api.add('credit_limit.updated');
     await waitFor(() => receiver.requests.length >= 25, listener);
     const requestsBefore = api.requests.length;
-    await sleep(1000); // a few more polls: nothing comes twice
-    // One request a poll at the end of the log, one poll per --interval (200 ms): it waits between polls.
-    expect(api.requests.length - requestsBefore).toBeLessThanOrEqual(10);
+    await sleep(1000); // nothing comes twice, and nothing more is asked: the stream carries every event
+    expect(api.requests.length - requestsBefore).toBe(0);
 
     const forwarded = verified(receiver.requests, secret).map((event) => event.id);
     expect(forwarded).toEqual(api.events.slice(1).map((event) => event.id));
     const lines = jsonLines(listener.stdout()).filter((line) => line.ready === undefined);
     expect(lines.map((line) => line.status)).toEqual(forwarded.map((_id, n) => (n === 4 ? 500 : 200)));
     expect(lines[4]?.error).toBe('the receiver answered 500');
-    expect(api.requests.some((url) => url.includes('cursor=c'))).toBe(true);
+    // One look at the log (where to start), then one stream.
+    expect(api.requests.map((url) => new URL(url, 'http://fake').pathname)).toEqual(['/api/events/', '/api/events/stream/']);
 
     listener.child.kill('SIGINT');
     expect(await listener.exited).toBe(0);
@@ -204,18 +204,33 @@ interface FakeEvent {
 }
 
 /**
- * GET /api/events/ as SPEC §3c and docs/api.md describe it, for one organization: newest first by default;
- * `order_by=created_at` oldest first; `created_from` inclusive; pages of 10; an empty `cursor=` starts a cursor walk
- * whose `next` link continues after the last event returned, even at the end of an oldest-first walk.
+ * GET /api/events/ and GET /api/events/stream/ as SPEC §3c and docs/api.md describe them, for one organization:
+ * the log newest first by default, `order_by=created_at` oldest first, `created_from` inclusive, pages of 10; the
+ * stream after `Last-Event-ID`, at `created_from` or at the end, each event as it is added.
  */
 async function startFakeEventsApi(org: string, key: string) {
   const events: FakeEvent[] = [];
   const requests: string[] = [];
+  const streams = new Set<http.ServerResponse>();
+  const frame = (event: FakeEvent) => `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
   const base = Date.UTC(2026, 0, 1);
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fake');
-    requests.push(url.search);
+    requests.push(url.pathname + url.search);
     if (request.headers.authorization !== basicAuthorization(org, key)) return void response.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
+    if (url.pathname === '/api/events/stream/') {
+      const lastEventId = request.headers['last-event-id'];
+      const from = url.searchParams.get('created_from');
+      let start = events.length;
+      if (typeof lastEventId === 'string') start = events.findIndex((event) => event.id === lastEventId) + 1;
+      else if (from !== null) start = events.findIndex((event) => Date.parse(event.created_at) >= Date.parse(from));
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(': the log from the start\n\n');
+      for (const event of events.slice(start === -1 ? events.length : start)) response.write(frame(event));
+      streams.add(response);
+      response.once('close', () => streams.delete(response));
+      return;
+    }
     if (url.pathname !== '/api/events/') return void response.writeHead(404).end();
     const ascending = url.searchParams.get('order_by') === 'created_at';
     const from = url.searchParams.get('created_from');
@@ -227,8 +242,7 @@ async function startFakeEventsApi(org: string, key: string) {
     const cursor = url.searchParams.get('cursor');
     const start = cursor ? Number(cursor.slice(1)) : 0;
     const items = matching.slice(start, start + 10);
-    // Like the events resource: an oldest-first cursor walk links next even at its end, where new events will arrive.
-    const more = start + 10 < matching.length || ascending;
+    const more = start + 10 < matching.length;
     const next = cursor !== null && more ? new URL(`${url.pathname}?${withCursor(url.searchParams, `c${start + items.length}`)}`, address()).toString() : null;
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ count: matching.length, next, previous: null, items }));
   });
@@ -246,8 +260,14 @@ async function startFakeEventsApi(org: string, key: string) {
     add(type: string): void {
       const n = events.length;
       const created = new Date(base + n * 1000).toISOString().replace('Z', '000Z');
-      events.push({ id: `evt_${String(n).padStart(4, '0')}`, object: 'event', type, created_at: created, data: { object: { uid: `obj_${n}` } } });
+      const event: FakeEvent = { id: `evt_${String(n).padStart(4, '0')}`, object: 'event', type, created_at: created, data: { object: { uid: `obj_${n}` } } };
+      events.push(event);
+      for (const stream of streams) stream.write(frame(event));
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -19,10 +19,11 @@ const MIN_INTERVAL_MS = 100;
 export const SECRET_MISMATCH_HINT = ' (a 400 is often a signature checked under another secret: verify with the one listen printed, or pass yours with --secret)';
 
 /**
- * `webhooks listen --forward-to URL` (like `stripe listen`): polls the
- * organization's events log over HTTP (GET /api/events/ with the
+ * `webhooks listen --forward-to URL` (like `stripe listen`): follows the
+ * organization's events over HTTP (GET /api/events/stream/ with the
  * organization's key, beside a running `serve`, whose embedded store no
- * other process may open) from now or `--since`, and POSTs each new event,
+ * other process may open; one request, reconnected after the last event
+ * when it ends) from now or `--since`, and POSTs each new event,
  * signed as a webhook endpoint would receive it, to a local URL; one line
  * per event. Runs until SIGINT or SIGTERM, then ends after the event it is
  * forwarding. A forward that fails is reported, not retried.
@@ -44,7 +45,7 @@ export async function runWebhooksListen(flags: WebhooksListenFlags): Promise<voi
     while (!stop.signal.aborted) {
       const polled = await retrying(
         async () => {
-          for await (const event of feed.poll(stop.signal)) {
+          for await (const event of feed.follow(stop.signal)) {
             const result = await forwardEvent(event, flags.forwardTo, options.secret);
             const answer = result.status !== null ? `${result.status}${result.status === 400 ? SECRET_MISMATCH_HINT : ''}` : `failed: ${result.error}`;
             say(
