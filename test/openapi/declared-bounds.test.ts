@@ -116,8 +116,15 @@ describeEachStore('a value just over a declared bound is refused', (store) => {
     }
   });
 
-  it('in a header: 400 idempotency_key_invalid for an Idempotency-Key one character too long', async () => {
-    const headers = boundedParameters.filter(({ parameter }) => parameter.in === 'header');
+  it('in a header: 400 idempotency_key_invalid for an Idempotency-Key one character too long, 422 for a Last-Event-ID', async () => {
+    const lastEventIds = boundedParameters.filter(({ parameter }) => parameter.in === 'header' && parameter.name === 'Last-Event-ID');
+    expect(lastEventIds.map(({ template }) => template)).toEqual(['/api/events/stream/']);
+    for (const { template, parameter } of lastEventIds) {
+      const response = await app.inject({ url: urlOf(template), headers: { authorization: reader.authorization, 'last-event-id': justOver(parameter.schema) } });
+      expect(response.statusCode, template).toBe(422);
+      expect(response.json().errors).toContainEqual(expect.objectContaining({ param: 'Last-Event-ID' }));
+    }
+    const headers = boundedParameters.filter(({ parameter }) => parameter.in === 'header' && parameter.name !== 'Last-Event-ID');
     expect(headers.length).toBe(4);
     for (const { template, parameter } of headers) {
       const response = await post(urlOf(template), { amount: '1.00' }, { [parameter.name.toLowerCase()]: justOver(parameter.schema) });

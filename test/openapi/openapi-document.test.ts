@@ -66,6 +66,7 @@ describe('openapi.json', () => {
         '/api/events/',
         '/api/events/{uid}/',
         '/api/events/{uid}/resend/',
+        '/api/events/stream/',
         ...Object.keys(webhookEndpointPaths()),
         '/healthz',
         '/readyz',
