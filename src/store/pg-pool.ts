@@ -63,3 +63,21 @@ export function createPool(url: string, options: PostgresStoreOptions): { pool: 
   const poolOptions = pool.options;
   return { pool, newClient: () => new FastConnectClient(poolOptions), connectTimeoutMs };
 }
+
+/** How a query gets its client: from the pool, or one of its own (connectOutsidePool); `release` gives it back or closes it. */
+export type Connect = (callback: (error: Error | undefined, client: pg.Client | undefined, release: (error?: Error) => void) => void) => void;
+
+/** Connects a client of its own (through the connect gate, like the pool's); `release` closes it. */
+export function connectOutsidePool(newClient: () => pg.Client, callback: Parameters<Connect>[0]): void {
+  const client = newClient();
+  // Its connection's errors after the query (the server going away) must not crash the process.
+  client.on('error', () => {});
+  const close = () => void client.end().catch(() => {});
+  client.connect((error: Error | null) => {
+    if (error) {
+      close();
+      return callback(error, undefined, () => {});
+    }
+    callback(undefined, client, close);
+  });
+}

@@ -4,12 +4,13 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { DatabaseBudgetExceededError, type DatabaseBudget } from './database-budget.js';
+import { DatabaseAnswers } from './database-answers.js';
 import { Deadlines } from './deadlines.js';
 import { ConnectionWatch } from './pg-connection-watch.js';
-import { classifyConnectError, classifyError, interrupted, isConnectionLost, isServerAnswer, redactUrl, stageAt } from './pg-errors.js';
+import { classifyError, interrupted, isConnectionLost, redactUrl, stageAt } from './pg-errors.js';
 import { executeText, foldedWithBegin, withLiterals } from './pg-literals.js';
 import { CitusProbe, commitStatements } from './commit-messages.js';
-import { createPool, type PostgresStoreOptions } from './pg-pool.js';
+import { connectOutsidePool, createPool, type Connect, type PostgresStoreOptions } from './pg-pool.js';
 import { pgQuery, runPgQuery, type TimedQueryConfig } from './pg-query.js';
 import { StatementNames } from './statement-names.js';
 import { StoreUnavailableError, type Queryable, type QueryOptions, type Statement, type Store, type Transaction, type TransactionOptions } from './store.js';
@@ -19,7 +20,6 @@ export { redactUrl } from './pg-errors.js';
 export type { PostgresStoreOptions } from './pg-pool.js';
 
 /** pg.Pool's connect with a callback: the client, and how to give it back (with the error that broke it). */
-type Connect = (callback: (error: Error | undefined, client: pg.Client | undefined, release: (error?: Error) => void) => void) => void;
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -40,10 +40,8 @@ export class PostgresStore implements Store {
   connectionRetries = 0;
   /** A client of the pool's kind, connected outside the pool: the one retry of a read whose connection was lost. */
   private readonly newClient: () => pg.Client;
-  /** A new connection's connect timeout; the pool's wait is at least as long. */
-  private readonly connectTimeoutMs: number;
-  /** When the database last answered one of this store's queries (a result or its own error), performance.now() ms. */
-  private lastAnsweredAt = Number.NEGATIVE_INFINITY;
+  /** When the database last answered: tells this node's overload from an outage when no connection can be had. */
+  private readonly answers: DatabaseAnswers;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.description = redactUrl(url);
@@ -52,7 +50,7 @@ export class PostgresStore implements Store {
     const { pool, newClient, connectTimeoutMs } = createPool(url, options);
     this.pool = pool;
     this.newClient = newClient;
-    this.connectTimeoutMs = connectTimeoutMs;
+    this.answers = new DatabaseAnswers(connectTimeoutMs);
   }
 
   query<Row>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<Row[]> {
@@ -81,39 +79,8 @@ export class PostgresStore implements Store {
     return config;
   }
 
-  /**
-   * As pool.query does — the client's errors heard while it is checked out (the pool listens only while it is
-   * idle), and a client whose query failed not reused — with the connect failure told from the query's.
-   */
   private queryUnbudgeted<Row>(config: TimedQueryConfig): Promise<Row[]> {
-    const waitFrom = performance.now();
-    return new Promise((resolve, reject) => {
-      this.pool.connect((connectError, client, release) => {
-        if (connectError || !client) return reject(this.connectFailure(connectError, waitFrom));
-        let done = false;
-        const finish = (error: Error | undefined, rows?: Row[]) => {
-          if (done) return;
-          done = true;
-          client.off('error', finish);
-          release(error);
-          this.noteAnswer(error);
-          if (error) reject(classifyError(error));
-          else resolve(rows ?? []);
-        };
-        client.on('error', finish);
-        client.query(pgQuery(this.timed(config), (error, result) => finish(error ?? undefined, error ? undefined : (result.rows as Row[]))));
-      });
-    });
-  }
-
-  /** Keeps when the database last answered: a result, or an error of its own (not a lost connection or a timeout). */
-  private noteAnswer(error: Error | null | undefined): void {
-    if (isServerAnswer(error)) this.lastAnsweredAt = performance.now();
-  }
-
-  /** What a connection that could not be had since `waitFrom` means: overloaded, or the database away (classifyConnectError). */
-  private connectFailure(error: unknown, waitFrom: number): unknown {
-    return classifyConnectError(error, performance.now() - waitFrom, this.connectTimeoutMs, this.lastAnsweredAt > waitFrom);
+    return this.answers.queryPooled<Row>(this.pool, this.timed(config));
   }
 
   /**
@@ -153,7 +120,7 @@ export class PostgresStore implements Store {
         // With a query in flight, end() destroys the socket at once (no goodbye to a frozen server) and fails the query.
         void client.end().catch(() => {});
       });
-      const connect: Connect = attempt === 0 ? (callback) => this.pool.connect(callback) : (callback) => this.connectOutsidePool(callback);
+      const connect: Connect = attempt === 0 ? (callback) => this.pool.connect(callback) : (callback) => connectOutsidePool(this.newClient, callback);
       const waitFrom = performance.now();
       connect((connectError, connected, release) => {
         if (timedOut) {
@@ -166,7 +133,7 @@ export class PostgresStore implements Store {
           // A proxy (HAProxy) that accepted the connection for a server just lost closes it: the next
           // connection goes to a live server.
           if (attempt < 2) return resolve(this.retryWithin(deadlineAt, config, wholeBudgetMs, attempt === 0 ? 1 : 2));
-          return reject(this.connectFailure(connectError, waitFrom));
+          return reject(this.answers.connectFailure(connectError, waitFrom));
         }
         client = connected;
         // A checked-out client emits its connection's errors (our end() included): unheard, they would crash the process.
@@ -175,7 +142,7 @@ export class PostgresStore implements Store {
           this.deadlines.cancel(deadline);
           connected.off('error', ignoreLateErrors);
           release(queryError ?? undefined);
-          this.noteAnswer(queryError);
+          this.answers.note(queryError);
           if (!queryError) return resolve(result.rows);
           if (timedOut) return reject(exceeded());
           if (attempt === 0 && isConnectionLost(queryError)) return resolve(this.retryWithin(deadlineAt, config, wholeBudgetMs, 1));
@@ -183,21 +150,6 @@ export class PostgresStore implements Store {
         });
         connected.query(query);
       });
-    });
-  }
-
-  /** Connects a client of its own (through the connect gate, like the pool's); `release` closes it. */
-  private connectOutsidePool(callback: Parameters<Connect>[0]): void {
-    const client = this.newClient();
-    // Its connection's errors after the query (the server going away) must not crash the process.
-    client.on('error', () => {});
-    const close = () => void client.end().catch(() => {});
-    client.connect((error: Error | null) => {
-      if (error) {
-        close();
-        return callback(error, undefined, () => {});
-      }
-      callback(undefined, client, close);
     });
   }
 
@@ -242,7 +194,7 @@ export class PostgresStore implements Store {
         // A callback, not the promise: it runs in the same tick as the connection's ReadyForQuery, and the
         // watch must be on before any later message of the same network read (a FATAL) is emitted.
         this.pool.connect((error, connected) => {
-          if (error || !connected) return reject(interrupted(this.connectFailure(error, waitFrom), 'before-begin'));
+          if (error || !connected) return reject(interrupted(this.answers.connectFailure(error, waitFrom), 'before-begin'));
           // The budget ran out while waiting: a connection that comes later goes back to the pool.
           if (timedOut) return connected.release();
           watch.attach(connected);
@@ -269,10 +221,10 @@ export class PostgresStore implements Store {
       const name = queryOptions.prepare && this.namedStatements ? this.statements.nameOf(sql) : undefined;
       try {
         const result = await runPgQuery(client, this.timed({ text: sql, values: params as unknown[], ...(name ? { name } : {}) }));
-        this.noteAnswer(undefined);
+        this.answers.note(undefined);
         return result;
       } catch (error) {
-        this.noteAnswer(error as Error);
+        this.answers.note(error as Error);
         throw failure(error);
       }
     };
