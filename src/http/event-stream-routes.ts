@@ -97,6 +97,9 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
       open.set(body, reply.raw);
       // The reader left: stop reading the log for it. The stream failed (cut, or the database away): end the connection.
       reply.raw.once('close', () => body.destroy());
+      // A reader that half-closes its side (FIN) has gone too: Node keeps writing to a half-open connection, and
+      // would hear of it only when a write failed — seconds or heartbeats later, its place among the key's streams held.
+      request.raw.socket.once('end', () => reply.raw.destroy());
       body.once('error', () => reply.raw.destroy());
       return (
         reply
