@@ -5,20 +5,26 @@ export interface EventStreamWakeupsOptions {
   readonly pollIntervalMs: number;
 }
 
+/** The most organizations one poll statement asks about (its id array stays a modest parameter). */
+const POLL_CHUNK = 1000;
+
 interface Followed {
   streams: number;
   /** Moves on each time the organization's published_through is seen to move (or this node publishes). */
   generation: number;
   publishedThrough: string | undefined;
+  /** Whether a poll has read the organization's row (or its absence) yet. */
+  looked: boolean;
   readonly waiters: Set<() => void>;
 }
 
 /**
  * Wakes the node's open event streams when their organization publishes,
  * whichever node (or CLI, or import) published: every `pollIntervalMs` it
- * reads each followed organization's `event_streams.published_through`
- * (one primary-key lookup, a router statement on Citus), and wakes that
- * organization's streams when it moved. Polling, not LISTEN/NOTIFY, so it
+ * reads the followed organizations' `event_streams.published_through` in
+ * one statement (`org_id = ANY(...)`, a chunk of at most 1,000 ids each; an
+ * index scan of the primary key), and wakes an organization's streams when
+ * its row moved. Polling, not LISTEN/NOTIFY, so it
  * works the same on PGlite, PostgreSQL, behind PgBouncer in transaction
  * mode (where LISTEN does not pass) and across a Patroni failover (the next
  * poll reaches the new primary). Only organizations with an open stream on
@@ -39,7 +45,7 @@ export class EventStreamWakeups {
   follow(orgId: string): () => void {
     let entry = this.followed.get(orgId);
     if (!entry) {
-      entry = { streams: 0, generation: 0, publishedThrough: undefined, waiters: new Set() };
+      entry = { streams: 0, generation: 0, publishedThrough: undefined, looked: false, waiters: new Set() };
       this.followed.set(orgId, entry);
     }
     entry.streams += 1;
@@ -104,20 +110,33 @@ export class EventStreamWakeups {
   private async poll(): Promise<void> {
     this.polling = true;
     try {
-      for (const [orgId, entry] of [...this.followed]) {
-        if (this.closed) return;
-        let through: string | undefined;
+      const orgIds = [...this.followed.keys()];
+      for (let start = 0; start < orgIds.length && !this.closed; start += POLL_CHUNK) {
+        const chunk = orgIds.slice(start, start + POLL_CHUNK);
+        let rows: { org_id: string; through: string }[];
         try {
-          const [row] = await this.db.query<{ through: string }>('SELECT published_through::text AS through FROM event_streams WHERE org_id = $1', [orgId], { prepare: true });
-          through = row?.through;
+          rows = await this.db.query<{ org_id: string; through: string }>(
+            'SELECT org_id::text AS org_id, published_through::text AS through FROM event_streams WHERE org_id = ANY($1::bigint[])',
+            [chunk],
+            { prepare: true },
+          );
         } catch {
           // The database away (a failover, an outage): the streams keep their positions; the next poll tries again.
           continue;
         }
-        // The first look wakes too (a read that finds nothing): a publication between a stream's read and it is not lost.
-        if (through !== entry.publishedThrough) {
-          entry.publishedThrough = through;
-          this.wake(entry);
+        if (this.closed) return;
+        const throughOf = new Map(rows.map((row) => [row.org_id, row.through]));
+        for (const orgId of chunk) {
+          // Released while the statement ran: nothing left to wake.
+          const entry = this.followed.get(orgId);
+          if (!entry) continue;
+          const through = throughOf.get(orgId);
+          // The first look wakes too (a read that finds nothing): a publication between a stream's read and it is not lost.
+          if (!entry.looked || through !== entry.publishedThrough) {
+            entry.looked = true;
+            entry.publishedThrough = through;
+            this.wake(entry);
+          }
         }
       }
     } finally {
