@@ -12,6 +12,7 @@ import { answerNodeOwnedRequests, clientErrorHandler, frameworkErrorHandler, rem
 import { eventRoutes } from './http/event-routes.js';
 import type { EventStreamSettings } from './http/event-stream-body.js';
 import { eventStreamRoutes } from './http/event-stream-routes.js';
+import type { EventStreamWakeups } from './events/event-stream-wakeups.js';
 import { healthRoutes } from './http/health-routes.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
@@ -100,6 +101,8 @@ export interface AppOptions {
   webhooks?: { secretBox: SecretBox | null; destinations?: DestinationPolicy };
   /** `GET /api/events/stream/`: its heartbeat, polling, stall bound and per-key limit; DEFAULT_EVENT_STREAM for what is absent. */
   eventStream?: Partial<EventStreamSettings>;
+  /** The node's event-stream wakeups, which its publisher wakes (events/node-event-publication.ts); absent (tests): the app's own, woken by polling only. */
+  eventStreamWakeups?: EventStreamWakeups;
   /** Without `share`: queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
   databaseShare?: FairShareOptions;
 }
@@ -174,7 +177,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   if (withEvents) {
     await app.register(eventRoutes, { store: options.store, databaseOf, authCache });
-    await app.register(eventStreamRoutes, { store: options.store, databaseOf, authCache, settings: options.eventStream });
+    await app.register(eventStreamRoutes, { store: options.store, databaseOf, authCache, settings: options.eventStream, wakeups: options.eventStreamWakeups });
   }
   await app.register(webhookEndpointRoutes, {
     store: options.store,

@@ -17,7 +17,8 @@ import { assertSchemaMatches } from './listing/schema-check.js';
 import { RESOURCES } from './resources/index.js';
 import { scheduleIdempotencyPrune } from './ledger/idempotency-prune-job.js';
 import { FairShare } from './store/fair-share.js';
-import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
+import { nodeEventPublication } from './events/node-event-publication.js';
+import { DEFAULT_EVENT_STREAM } from './http/event-stream-body.js';
 import { scheduleEventPrune } from './events/event-prune-job.js';
 import { deliverySettings, nodeDeliverer } from './node-deliverer.js';
 import { nodeLedger } from './node-ledger.js';
@@ -93,7 +94,12 @@ export async function startServer(config: Config, store?: Store, logDestination?
       ? nodeDeliverer(openedStore, deliverySettings(config, webhookKey.box), metrics, logger, renderDeliveredEvent)
       : undefined;
     if (!config.webhookDelivery) logger.info('webhooks are not delivered by this node (--deliver off): `lending-api deliver` processes deliver them');
-    const publisher = new EventPublisher(openedStore, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: (orgId) => deliverer?.wake(orgId) });
+    // A publication of this node wakes the deliverer and this node's event streams at once.
+    const { publisher, streamWakeups } = nodeEventPublication(openedStore, {
+      log: logger,
+      streamPollIntervalMs: DEFAULT_EVENT_STREAM.pollIntervalMs,
+      onPublished: (orgId) => deliverer?.wake(orgId),
+    });
     const ledger = nodeLedger(openedStore, config, { share, recorded: (orgId) => publisher.notify(orgId) });
     const app = await buildApp({
       store: openedStore,
@@ -121,6 +127,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       replicaLimits: config.replicaLimits,
       patroniUrls: config.patroniUrls,
       webhooks: { secretBox: webhookKey.box ?? null, destinations: config.webhookDestinations },
+      eventStreamWakeups: streamWakeups,
     });
     const pruning = scheduleIdempotencyPrune(openedStore, config.idempotencyPruneIntervalMs, logger);
     const eventPruning = scheduleEventPrune(openedStore, config.eventRetentionDays, EVENT_PRUNE_INTERVAL_MS, logger);

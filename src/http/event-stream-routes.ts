@@ -21,6 +21,8 @@ export interface EventStreamRoutesOptions {
   readonly databaseOf: DatabaseOf;
   readonly authCache?: AuthCache | undefined;
   readonly settings?: Partial<EventStreamSettings> | undefined;
+  /** The node's wakeups, which its publisher wakes too; absent: the routes' own, woken by polling only. */
+  readonly wakeups?: EventStreamWakeups | undefined;
 }
 
 /**
@@ -42,9 +44,7 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
   };
   const { store, databaseOf } = options;
   const slots = new StreamSlots(settings.perKey);
-  const wakeups = new EventStreamWakeups(store, {
-    pollIntervalMs: settings.pollIntervalMs,
-  });
+  const wakeups = options.wakeups ?? new EventStreamWakeups(store, { pollIntervalMs: settings.pollIntervalMs });
   const open = new Map<EventStreamBody, FastifyReply['raw']>();
   app.decorate('eventStreams', { slots, wakeups, open });
   // Before the server waits for its connections: open streams end and their connections close, so closing

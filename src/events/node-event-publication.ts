@@ -1,0 +1,37 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Store } from '../store/store.js';
+import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './event-publisher.js';
+import { EventStreamWakeups } from './event-stream-wakeups.js';
+
+export interface NodeEventPublicationOptions {
+  readonly log: FastifyBaseLogger;
+  /** How often the node's open event streams ask the database whether their organizations published. */
+  readonly streamPollIntervalMs: number;
+  /** Told after each publication of this node that moved events, after its streams were woken (the deliverer). */
+  readonly onPublished?: ((orgId: string) => void) | undefined;
+}
+
+export interface NodeEventPublication {
+  readonly publisher: EventPublisher;
+  /** The app's event streams wait on these (AppOptions.eventStreamWakeups). */
+  readonly streamWakeups: EventStreamWakeups;
+}
+
+/**
+ * The process's event publisher and the wakeups of its event streams, built
+ * once by `serve` (server.ts): a publication of this node wakes this node's
+ * streams at once, without waiting for their next poll of the database
+ * (which is how publications of other nodes, the CLI and imports reach them).
+ */
+export function nodeEventPublication(store: Store, options: NodeEventPublicationOptions): NodeEventPublication {
+  const streamWakeups = new EventStreamWakeups(store, { pollIntervalMs: options.streamPollIntervalMs });
+  const publisher = new EventPublisher(store, {
+    ...DEFAULT_EVENT_PUBLISHER,
+    log: options.log,
+    onPublished: (orgId) => {
+      streamWakeups.published(orgId);
+      options.onPublished?.(orgId);
+    },
+  });
+  return { publisher, streamWakeups };
+}
