@@ -93,7 +93,12 @@ export async function startServer(config: Config, store?: Store, logDestination?
     const deliverer = config.webhookDelivery
       ? nodeDeliverer(openedStore, deliverySettings(config, webhookKey.box), metrics, logger, renderDeliveredEvent)
       : undefined;
-    if (!config.webhookDelivery) logger.info('webhooks are not delivered by this node (--deliver off): `lending-api deliver` processes deliver them');
+    if (!config.webhookDelivery && config.store.kind === 'pglite') {
+      // The embedded store is this process's alone: no `deliver` process can open it while this one serves.
+      logger.warn('webhooks are not delivered by this node (--deliver off), and on the embedded store no other process can deliver them while it serves: they wait until `lending-api deliver` runs on this data directory after it stops; serve with PostgreSQL to run delivery workers beside it');
+    } else if (!config.webhookDelivery) {
+      logger.info('webhooks are not delivered by this node (--deliver off): `lending-api deliver` processes deliver them');
+    }
     // A publication of this node wakes the deliverer and this node's event streams at once.
     const { publisher, streamWakeups } = nodeEventPublication(openedStore, {
       log: logger,

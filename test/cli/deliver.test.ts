@@ -92,6 +92,8 @@ describe('API nodes and delivery workers apart: serve --deliver off, then lendin
     api.child.kill('SIGTERM');
     expect(await api.exited).toBe(0);
     expect(api.stderr() + api.stdout()).toContain('webhooks are not delivered by this node');
+    // On the embedded store nothing else can deliver while it serves: said as a warning, not left to be found out.
+    expect(api.stderr() + api.stdout()).toContain('no other process can deliver them while it serves');
     expect(receiver.requests).toHaveLength(0);
 
     const worker = run(['deliver', '--json'], databaseUrl, env);
