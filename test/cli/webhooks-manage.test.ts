@@ -72,7 +72,7 @@ describeEachStore('webhooks endpoints, resend, replay and test on the command li
 
     const replayed = await cli(['replay', failing, '--since', '2026-01-01', '--until', '2026-01-02', '--json']);
     expect(replayed.code, replayed.stderr).toBe(0);
-    expect(JSON.parse(replayed.stdout)).toEqual({ object: 'webhook_endpoint_replay', endpoint: failing, since: '2026-01-01T00:00:00.000000Z', until: '2026-01-02T23:59:59.999999Z', count: 0 });
+    expect(JSON.parse(replayed.stdout)).toEqual({ object: 'webhook_endpoint_replay', endpoint: failing, since: '2026-01-01T00:00:00.000000Z', until: '2026-01-02T23:59:59.999999Z', count: 0, has_more: false });
   });
 
   it('says what the server refused, and needs a key', async () => {

@@ -210,7 +210,7 @@ describe('client.webhookEndpoints', () => {
   });
 
   it('replays a window and sends a test delivery, each at its path, answering the server’s outcome', async () => {
-    const replayed: WebhookEndpointReplay = { object: 'webhook_endpoint_replay', endpoint: 'we_1', since: '2026-11-28T00:00:00.000000Z', until: '2026-11-28T12:00:00.000000Z', count: 3 };
+    const replayed: WebhookEndpointReplay = { object: 'webhook_endpoint_replay', endpoint: 'we_1', since: '2026-11-28T00:00:00.000000Z', until: '2026-11-28T12:00:00.000000Z', count: 3, has_more: false };
     const tested: WebhookEndpointTest = { object: 'webhook_endpoint_test', endpoint: 'we_1', event: `evt_test_${'0'.repeat(32)}`, ok: false, status_code: 500, duration_ms: 12, error: 'the receiver answered 500', response_body: null };
     const fetch = standIn(({ url }) => (url.pathname.endsWith('/replay/') ? json(replayed, 202) : json(tested)));
     const client = new LendingClient({ ...credentials, fetch });

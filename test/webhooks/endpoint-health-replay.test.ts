@@ -6,6 +6,7 @@ import { buildApp } from '../helpers/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
 import { HEALTH_COLUMN, type EndpointHealth } from '../../src/webhooks/endpoint-health.js';
+import { replayFailedEvents } from '../../src/webhooks/endpoint-replay.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
@@ -172,7 +173,7 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         // Retries are scheduled for all three: they wait, so nothing is added.
         const waiting = await replay({ since });
         expect(waiting.statusCode, waiting.body).toBe(202);
-        expect(waiting.json()).toEqual({ object: 'webhook_endpoint_replay', endpoint: endpoint.uid, since, until: expect.any(String), count: 0 });
+        expect(waiting.json()).toEqual({ object: 'webhook_endpoint_replay', endpoint: endpoint.uid, since, until: expect.any(String), count: 0, has_more: false });
         expect(waiting.json<{ until: string }>().until >= attempted).toBe(true);
         expect(await pending(tenant.org.id, endpoint.id)).toHaveLength(3);
 
@@ -192,7 +193,7 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
 
         const replayed = await replay({ since, until: attempted });
         expect(replayed.statusCode, replayed.body).toBe(202);
-        expect(replayed.json()).toEqual({ object: 'webhook_endpoint_replay', endpoint: endpoint.uid, since, until: attempted, count: 2 });
+        expect(replayed.json()).toEqual({ object: 'webhook_endpoint_replay', endpoint: endpoint.uid, since, until: attempted, count: 2, has_more: false });
         const queued = await pending(tenant.org.id, endpoint.id);
         expect(queued).toHaveLength(2);
         expect(queued.every((row) => row.due)).toBe(true);
@@ -200,6 +201,35 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         const again = await replay({ since, until: attempted });
         expect(again.json()).toMatchObject({ count: 0 });
         expect(await pending(tenant.org.id, endpoint.id)).toEqual(queued);
+      } finally {
+        await failing.close();
+      }
+    });
+
+    it('queues a large window in batches (has_more: the same replay again queues the next), and only the types the endpoint takes now', async () => {
+      const tenant = await createTenant(store(), 'Replay batches', 'webhooks');
+      const failing = await startHttpReceiver((_request, response) => response.writeHead(503).end());
+      try {
+        const endpoint = await addEndpoint(store(), tenant.org.id, `http://127.0.0.1:${failing.port}/`);
+        await insertCreditLimits(store(), tenant.org.id, [creditLimit(), creditLimit(), creditLimit()]);
+        await publishAllEvents(store(), tenant.org.id);
+        const since = await databaseNow();
+        await newDeliverer(store()).deliverDue();
+        await store().query(`UPDATE webhook_deliveries SET state = 'failed' WHERE org_id = $1 AND endpoint_id = $2`, [tenant.org.id, endpoint.id]);
+        const window = { since, until: await databaseNow() };
+
+        const first = await replayFailedEvents(store(), tenant.org.id, endpoint.uid, window, undefined, 2);
+        expect(first).toMatchObject({ count: 2, has_more: true });
+        expect(await pending(tenant.org.id, endpoint.id)).toHaveLength(2);
+        const second = await replayFailedEvents(store(), tenant.org.id, endpoint.uid, window, undefined, 2);
+        expect(second).toMatchObject({ count: 1, has_more: false });
+        expect(await pending(tenant.org.id, endpoint.id)).toHaveLength(3);
+
+        // Failed again, and the endpoint no longer takes credit_limit.*: nothing of that type is sent again.
+        await store().query(`UPDATE webhook_deliveries SET state = 'failed' WHERE org_id = $1 AND endpoint_id = $2`, [tenant.org.id, endpoint.id]);
+        await store().query(`UPDATE webhook_endpoints SET enabled_events = ARRAY['loan.*'] WHERE org_id = $1 AND id = $2`, [tenant.org.id, endpoint.id]);
+        expect(await replayFailedEvents(store(), tenant.org.id, endpoint.uid, window)).toMatchObject({ count: 0, has_more: false });
+        expect(await pending(tenant.org.id, endpoint.id)).toEqual([]);
       } finally {
         await failing.close();
       }

@@ -1481,9 +1481,13 @@ export interface WebhookEndpointReplay {
    */
   until: string;
   /**
-   * Events queued for the endpoint again, each once.
+   * Events queued for the endpoint again, each once (at most 10,000 a replay).
    */
   count: number;
+  /**
+   * More events of the window are still to queue: send the same replay again to queue the next ones.
+   */
+  has_more: boolean;
 }
 /**
  * The outcome of a test delivery.
