@@ -132,7 +132,10 @@ function lastEventIdOf(request: FastifyRequest): string | undefined {
     throw ApiError.invalidParameters([
       {
         param: 'Last-Event-ID',
-        detail: `Last-Event-ID must be one event id (evt_…) as the stream sent it, got '${truncate(String(value))}'`,
+        // Header bytes arrive as latin1: a value that is not printable ASCII is named, not echoed as mojibake.
+        detail: /^[\x20-\x7e]*$/.test(String(value))
+          ? `Last-Event-ID must be one event id (evt_…) as the stream sent it, got '${truncate(String(value))}'`
+          : 'Last-Event-ID must be one event id (evt_…) as the stream sent it, in printable ASCII',
       },
     ]);
   }

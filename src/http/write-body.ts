@@ -68,7 +68,10 @@ export function parseBodyObject(raw: string | undefined, required: string, examp
 export function refuseUnknownMembers(body: Record<string, unknown>, accepted: readonly string[]): ParamError[] {
   return Object.keys(body)
     .filter((member) => !accepted.includes(member))
-    .map((member) => ({ param: member, detail: `${quote(member)} is not a member of this body; it accepts ${accepted.join(', ')}` }));
+    .map((member) => ({
+      param: member,
+      detail: `${quote(member)} is not a member of this body; ${accepted.length === 0 ? 'it takes none (send {} or nothing)' : `it accepts ${accepted.join(', ')}`}`,
+    }));
 }
 
 /** A required amount (`name`: amount, principal) in canonical form, or an error pushed naming it. */

@@ -62,6 +62,15 @@ describeEachStore('an event stream and its connection', (store) => {
     await until(() => openStreams() === before);
   });
 
+  it('names a Last-Event-ID that is not printable ASCII without echoing its bytes', async () => {
+    // evt_ä sent as UTF-8 reaches the server as the latin1 characters Ã and ¤.
+    const response = await app.inject({ url: EVENT_STREAM_PATH, headers: { authorization: tenant.authorization, 'last-event-id': 'evt_\u00c3\u00a4' } });
+    expect(response.statusCode).toBe(422);
+    expect(response.json<{ errors: { param: string; detail: string }[] }>().errors).toEqual([
+      { param: 'Last-Event-ID', detail: 'Last-Event-ID must be one event id (evt_…) as the stream sent it, in printable ASCII' },
+    ]);
+  });
+
   it('never runs a write pipelined behind a stream (it could not be answered while the stream lasts)', async () => {
     const limit = creditLimit({ capacity: '1000.00', outstanding: '0.00' });
     await insertCreditLimits(store(), tenant.org.id, [limit]);

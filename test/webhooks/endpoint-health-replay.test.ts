@@ -349,7 +349,12 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
       }
       const received = receiver.requests.length;
       expect((await send('POST', `${PATH}${endpoint.uid}/test/`, undefined, other.authorization)).statusCode).toBe(404);
-      expect((await send('POST', `${PATH}${endpoint.uid}/test/`, { url: 'http://127.0.0.1:9/' })).statusCode).toBe(422);
+      const withMember = await send('POST', `${PATH}${endpoint.uid}/test/`, { url: 'http://127.0.0.1:9/' });
+      expect(withMember.statusCode).toBe(422);
+      // It says the body takes no member, not "it accepts " and an empty list.
+      expect(withMember.json<{ errors: { param: string; detail: string }[] }>().errors).toEqual([
+        { param: 'url', detail: '"url" is not a member of this body; it takes none (send {} or nothing)' },
+      ]);
       expect(receiver.requests.length).toBe(received);
     });
   });
