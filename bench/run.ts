@@ -34,7 +34,9 @@
  *
  * `--only e1,e2,ecost,edeliver` runs the event and webhook scenarios alone
  * (`bench/event-scenarios.ts`); `--only efair` organizations' turns at
- * delivery beside an 80,000-delivery backlog (`bench/fair-scenario.ts`).
+ * delivery beside an 80,000-delivery backlog (`bench/fair-scenario.ts`);
+ * `--only estream` the event stream's catch-up, live lag and idle streams' memory
+ * (`bench/stream-scenario.ts`).
  *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
  * the rest too). The bursts w3–w6 (`bench/burst-scenarios.ts`) run on a
@@ -74,6 +76,7 @@ import { writeBenchRecord } from './results-record.js';
 import { FLOOD_SCENARIO_IDS, floodRecordRow, printFloodResult, runFloodScenario, type FloodScenarioId } from './flood-scenario.js';
 import { EVENT_SCENARIO_IDS, runEventScenarios } from './event-scenarios.js';
 import { FAIR_SCENARIO_ID, runFairScenario } from './fair-scenario.js';
+import { runStreamScenario, STREAM_SCENARIO_ID } from './stream-scenario.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -179,6 +182,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
     return;
   }
+  if (wanted?.length === 1 && wanted[0] === STREAM_SCENARIO_ID) {
+    process.stdout.write(`${(await runStreamScenario(log, args['log-level'])).join('\n')}\n`);
+    return;
+  }
   const isFlood = (id: string): id is FloodScenarioId => (FLOOD_SCENARIO_IDS as readonly string[]).includes(id);
   if (wanted?.every(isFlood)) return floods(wanted);
   const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
@@ -201,6 +208,7 @@ async function main(): Promise<void> {
   const eventIds = wanted?.filter(isEvents) ?? EVENT_SCENARIO_IDS;
   if (eventIds.length > 0) await events(eventIds);
   if (!wanted || wanted.includes(FAIR_SCENARIO_ID)) process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
+  if (!wanted || wanted.includes(STREAM_SCENARIO_ID)) process.stdout.write(`${(await runStreamScenario(log, args['log-level'])).join('\n')}\n`);
 }
 
 /** The flood scenarios, each printed as it ends; their record in bench/results/ (the reads' and writes' runs write their own). */
