@@ -96,11 +96,13 @@ function figuresOf(measured: MeasuredFigures): Figures {
   };
 }
 
-function currentCommit(): string | null {
+/** The commit checked out where `directory` is, `+dirty` when the repository's src/, bench/ or package files changed. */
+export function commitOf(directory: string): string | null {
   try {
-    const run = (args: string[]) => execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const run = (args: string[]) => execFileSync('git', args, { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const hash = run(['rev-parse', '--short', 'HEAD']);
-    const codeChanged = run(['status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'package.json', 'package-lock.json']) !== '';
+    // From the repository's top (`:/`): relative pathspecs would name bench/src, bench/bench… and never match.
+    const codeChanged = run(['status', '--porcelain', '--untracked-files=no', '--', ':/src', ':/bench', ':/package.json', ':/package-lock.json']) !== '';
     return codeChanged ? `${hash}+dirty` : hash;
   } catch {
     return null;
@@ -108,7 +110,7 @@ function currentCommit(): string | null {
 }
 
 /** The commit measured: read when the run starts, before anything can be committed during it. */
-const COMMIT_AT_START = currentCommit();
+const COMMIT_AT_START = commitOf(import.meta.dirname);
 
 export function thisMachine(database: string): Machine {
   const cpus = os.cpus();
