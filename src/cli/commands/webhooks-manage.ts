@@ -1,21 +1,14 @@
+import type { EndpointHealth } from '../../webhooks/endpoint-health.js';
 import { print, type OutputOptions } from '../output.js';
 import { apiTargetOf, callApi, type ApiTargetFlags } from '../webhooks-api.js';
 
-interface Health {
-  pending: number;
-  last_attempt_at: string | null;
-  last_success_at: string | null;
-  failing_since: string | null;
-  succeeded_24h: number;
-  failed_24h: number;
-}
 interface Endpoint {
   id: string;
   url: string;
   enabled_events: string[];
   disabled: boolean;
   disabled_reason: string | null;
-  health: Health;
+  health: EndpointHealth;
 }
 interface Page<T> {
   next: string | null;
