@@ -5,17 +5,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EVENT_STREAM_PATH } from '../../src/http/event-stream-routes.js';
 import { buildApp } from '../helpers/app.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
+import { STREAM_TEST_HTTP, until } from '../helpers/sse.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 import { ledgerState } from '../helpers/writes.js';
 
 /** Heartbeats far apart: a reader that went is noticed by its connection, not by a heartbeat's failed write. */
 const SETTINGS = { heartbeatMs: 600_000, pollIntervalMs: 20, stallTimeoutMs: 600_000, bufferBytes: 16 * 1024 };
-const HTTP = { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 1000, maxConnections: 0 };
-
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
-}
+const HTTP = STREAM_TEST_HTTP;
 
 describeEachStore('an event stream and its connection', (store) => {
   let app: FastifyInstance;

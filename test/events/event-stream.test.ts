@@ -7,25 +7,19 @@ import { createApiKey } from '../../src/auth/api-keys.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
 import type { Store } from '../../src/store/store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
-import { SseReader } from '../helpers/sse.js';
+import { SseReader, STREAM_TEST_HTTP, until } from '../helpers/sse.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 
 /** Streams in these tests: a heartbeat every 200 ms, and a reader cut after a second of taking nothing. */
 const SETTINGS = { heartbeatMs: 200, pollIntervalMs: 20, stallTimeoutMs: 1000, bufferBytes: 16 * 1024 };
-/** Node's own limits but a short keep-alive: the test client's idle connections do not hold app.close() for 72 s. */
-const HTTP = { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 1000, maxConnections: 0 };
+const HTTP = STREAM_TEST_HTTP;
 
 interface ApiEvent {
   id: string;
   type: string;
   created_at: string;
   data: { object: { uid: string } };
-}
-
-/** Waits until `condition` holds, checking every 20 ms (no deadline of its own: the test's timeout catches a hang). */
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 describeEachStore('GET /api/events/stream/', (store) => {

@@ -106,3 +106,11 @@ function parseBlock(block: string): ServerSentEvent | undefined {
   if (data.length === 0) return undefined;
   return { id, event, data: data.join('\n') };
 }
+
+/** Node's own limits but a short keep-alive: a test client's idle connections do not hold app.close() for 72 s. */
+export const STREAM_TEST_HTTP = { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 1000, maxConnections: 0 };
+
+/** Waits until `condition` holds, checking every 20 ms (no deadline of its own: the test's timeout catches a hang). */
+export async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
