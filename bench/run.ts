@@ -89,6 +89,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '16,32' },
     only: { type: 'string' },
     before: { type: 'string', default: '7f6599e' },
+    'floor-parts': { type: 'string', default: 'now,before,tpcb' },
     'pool-size': { type: 'string', default: '10' },
     'log-level': { type: 'string', default: 'warn' },
     'no-pglite': { type: 'boolean', default: false },
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
     return;
   }
   if (wanted?.length === 1 && wanted[0] === FLOOR_SCENARIO_ID) {
-    const floor = { seconds: Number(args.seconds), rounds, before: args.before, logLevel: args['log-level'] };
+    const floor = { seconds: Number(args.seconds), rounds, before: args.before, logLevel: args['log-level'], parts: args['floor-parts'].split(',') };
     process.stdout.write(`${(await runWriteFloor(floor, log)).join('\n')}\n`);
     return;
   }

@@ -51,6 +51,8 @@ export interface FloorOptions {
   readonly rounds: number;
   readonly before: string;
   readonly logLevel: string;
+  /** Which measurements: `now`, `before`, `tpcb` (all by default). */
+  readonly parts: readonly string[];
 }
 
 function serverUrl(): string {
@@ -101,7 +103,6 @@ async function closedLoop(url: string, key: string, seconds: number): Promise<nu
 
 /** Server CPU, WAL and the service's CPU over `work`, per unit it reports. */
 async function measure(db: PostgresStore, service: { cpuSeconds(): Promise<number> } | undefined, seconds: number, work: () => Promise<number>): Promise<Measured> {
-  await db.exec('CHECKPOINT');
   const cpu0 = await serverTreeCpuSeconds(db);
   const wal0 = await walPosition(db);
   const svc0 = (await service?.cpuSeconds()) ?? 0;
@@ -116,7 +117,9 @@ async function drawdownRound(tree: string, name: string, key: string, options: F
   const db = new PostgresStore(databaseUrl(name), { poolSize: 2 });
   let service: TreeService | undefined;
   try {
+    // The checkpoint before the warm-up: its first changes of each page (full-page images) fall there, not in the measurement.
     await db.exec('VACUUM (ANALYZE)');
+    await db.exec('CHECKPOINT');
     service = await serveTree(tree, { DATABASE_URL: databaseUrl(name), RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: options.logLevel });
     await closedLoop(service.url, key, WARMUP_SECONDS);
     const stats = profile && (await statementStatsReady(db));
@@ -144,6 +147,8 @@ async function tpcbRound(options: FloorOptions, log: (line: string) => void): Pr
     const [ready] = await db.query<{ n: string }>("SELECT count(*)::text AS n FROM pg_class WHERE relname = 'pgbench_accounts'");
     if (ready?.n !== '1') await promisify(execFile)('pgbench', [...args, '-i', '-q', '-s', String(TPCB_SCALE), 'bench_tpcb']);
     await db.exec('VACUUM (ANALYZE)');
+    await db.exec('CHECKPOINT');
+    await promisify(execFile)('pgbench', [...args, '-n', '-c', String(CONNECTIONS), '-j', '2', '-T', String(WARMUP_SECONDS), 'bench_tpcb']);
     const measured = await measure(db, undefined, TPCB_SECONDS, async () => {
       const { stdout } = await promisify(execFile)('pgbench', [...args, '-n', '-c', String(CONNECTIONS), '-j', '2', '-T', String(TPCB_SECONDS), 'bench_tpcb']);
       return Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1] ?? 0);
@@ -172,15 +177,15 @@ export async function runWriteFloor(options: FloorOptions, log: (line: string) =
   await ensureDatabase('bench_tpcb', false);
   await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
   const nowKey = await prepareWrites(ROOT, databaseUrl(nowName));
-  const beforeKey = await prepareWrites(beforeTree, databaseUrl(beforeName));
+  const beforeKey = options.parts.includes('before') ? await prepareWrites(beforeTree, databaseUrl(beforeName)) : '';
   const runs = { now: [] as Measured[], before: [] as Measured[], tpcb: [] as Measured[] };
   let statements: string[] = [];
   for (let round = 1; round <= options.rounds; round += 1) {
     const now = await drawdownRound(ROOT, nowName, nowKey, options, log, round === options.rounds);
     runs.now.push(now.measured);
     if (now.statements.length > 0) statements = now.statements;
-    runs.before.push((await drawdownRound(beforeTree, beforeName, beforeKey, options, log, false)).measured);
-    runs.tpcb.push(await tpcbRound(options, log));
+    if (options.parts.includes('before')) runs.before.push((await drawdownRound(beforeTree, beforeName, beforeKey, options, log, false)).measured);
+    if (options.parts.includes('tpcb')) runs.tpcb.push(await tpcbRound(options, log));
   }
   const [now, before, tpcb] = [medianOf(runs.now), medianOf(runs.before), medianOf(runs.tpcb)];
   const overBefore = now.pgUs / before.pgUs - 1;
