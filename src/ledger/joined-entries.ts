@@ -79,14 +79,14 @@ export function joinedEntriesText(view: LimitView): string {
         FROM answer WHERE k.org_id = $1 AND k.idempotency_key = answer.idempotency_key AND k.response_status IS NULL
       RETURNING k.idempotency_key
     ), released AS (
+      -- A write not made releases its claim (it runs again the long way); a data-modifying CTE runs unreferenced.
       DELETE FROM idempotency_keys k USING v
        WHERE k.org_id = $1 AND k.idempotency_key = v.idempotency_key AND k.response_status IS NULL
          AND NOT EXISTS (SELECT 1 FROM answer WHERE answer.n = v.n)
       RETURNING 1
     )
     SELECT v.idempotency_key, EXISTS (SELECT 1 FROM stored s WHERE s.idempotency_key = v.idempotency_key) AS stored,
-           answer.row AS answer, k.request_fingerprint, k.response_status, k.response_body, k.response_row,
-           (SELECT count(*) FROM released) AS released
+           answer.row AS answer, k.request_fingerprint, k.response_status, k.response_body, k.response_row
       FROM v LEFT JOIN answer ON answer.n = v.n
       LEFT JOIN idempotency_keys k ON k.org_id = $1 AND k.idempotency_key = v.idempotency_key AND k.response_status IS NOT NULL
      ORDER BY v.n`;
