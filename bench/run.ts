@@ -77,6 +77,7 @@ import { FLOOD_SCENARIO_IDS, floodRecordRow, printFloodResult, runFloodScenario,
 import { EVENT_SCENARIO_IDS, runEventScenarios } from './event-scenarios.js';
 import { FAIR_SCENARIO_ID, runFairScenario } from './fair-scenario.js';
 import { runStreamScenario, STREAM_SCENARIO_ID } from './stream-scenario.js';
+import { FLOOR_SCENARIO_ID, runWriteFloor } from './write-floor.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -87,6 +88,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '16,32' },
     only: { type: 'string' },
+    before: { type: 'string', default: '7f6599e' },
+    'floor-parts': { type: 'string', default: 'now,before,tpcb' },
     'pool-size': { type: 'string', default: '10' },
     'log-level': { type: 'string', default: 'warn' },
     'no-pglite': { type: 'boolean', default: false },
@@ -180,6 +183,11 @@ async function main(): Promise<void> {
   const wanted = args.only?.split(',');
   if (wanted?.length === 1 && wanted[0] === FAIR_SCENARIO_ID) {
     process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
+    return;
+  }
+  if (wanted?.length === 1 && wanted[0] === FLOOR_SCENARIO_ID) {
+    const floor = { seconds: Number(args.seconds), rounds, before: args.before, logLevel: args['log-level'], parts: args['floor-parts'].split(',') };
+    process.stdout.write(`${(await runWriteFloor(floor, log)).join('\n')}\n`);
     return;
   }
   if (wanted?.length === 1 && wanted[0] === STREAM_SCENARIO_ID) {

@@ -22,3 +22,25 @@ export function eventCauseStatement(cause: EventCause): Statement {
   });
   return { sql: `SET LOCAL lending.event_context = '${context.replaceAll("'", "''")}'`, params: [], forWorkers: true };
 }
+
+/** One write of a joined statement (joined-entries.ts): the records it changes, by object type, and their cause. */
+export interface JoinedCause {
+  readonly objects: Readonly<Record<string, string>>;
+  readonly cause: EventCause;
+}
+
+/**
+ * The statement that names, for the events of a statement that writes
+ * several requests' records at once, each record's request: the context's
+ * `objects` (object type → uid → cause; 027_joined_write_causes.sql).
+ */
+export function joinedEventCausesStatement(writes: readonly JoinedCause[]): Statement {
+  const objects: Record<string, Record<string, { request_id: string | null; idempotency_key: string | null }>> = {};
+  for (const { objects: changed, cause } of writes) {
+    for (const [type, uid] of Object.entries(changed)) {
+      (objects[type] ??= {})[uid] = { request_id: cause.requestId ?? null, idempotency_key: cause.idempotencyKey ?? null };
+    }
+  }
+  const context = JSON.stringify({ request_id: null, idempotency_key: null, import_id: null, objects });
+  return { sql: `SET LOCAL lending.event_context = '${context.replaceAll("'", "''")}'`, params: [], forWorkers: true };
+}

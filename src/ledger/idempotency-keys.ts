@@ -126,7 +126,7 @@ export function claimKeysStatement(orgId: string, requests: readonly ClaimReques
   };
 }
 
-interface StoredRow {
+export interface StoredRow {
   request_fingerprint: string;
   response_status: number | null;
   response_body: string | null;
@@ -134,7 +134,7 @@ interface StoredRow {
 }
 
 /** What a key held by an earlier (committed) request means for a request with `fingerprint`. */
-function claimOfStored(row: StoredRow, fingerprint: string): IdempotencyClaim {
+export function claimOfStored(row: StoredRow, fingerprint: string): IdempotencyClaim {
   if (row.request_fingerprint !== fingerprint) return { kind: 'reused' };
   if (row.response_status === null || (row.response_body === null && row.response_row === null)) {
     throw new Error('idempotency key row without a response outside its transaction');

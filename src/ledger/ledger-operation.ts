@@ -1,5 +1,6 @@
 import type { Queryable, Statement } from '../store/store.js';
 import type { ClaimRequest } from './idempotency-keys.js';
+import type { JoinedEntry } from './joined-entries.js';
 import type { LedgerError } from './ledger-error.js';
 
 /** Refusals that are answers: stored under the write's Idempotency-Key and replayed, like a 201. */
@@ -58,6 +59,12 @@ export interface LedgerOperation<T = unknown> {
    * that way (`renderStored`).
    */
   alone?(claim: ClaimRequest): LoneWrite;
+  /**
+   * Optional, with `alone`: the write as one row of the set-based statement
+   * that writes a batch of such writes at once (joined-entries.ts), when
+   * every write of the batch has it with the same view.
+   */
+  readonly joinable?: JoinedEntry;
   /** The answer `alone` stored under a key (the row its `answerSelect` read), rendered as on the first answer. */
   renderStored?(row: Record<string, unknown>): { readonly body: string; readonly value: T };
 }

@@ -17,6 +17,7 @@ import { replayOf, settledOf, type LedgerWriteRequest, type WriteAnswer } from '
 import { RetryWrite, type Applied, type StoredRefusal } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
 import { eventCauseStatement } from './event-context.js';
+import { joinedMessage } from './joined-message.js';
 
 export interface LedgerWriterOptions {
   /** How long a stored answer is replayed for its Idempotency-Key. */
@@ -216,11 +217,23 @@ export class LedgerWriter {
       return { request, claim, lone, store: storeAnswerRow(lone.answerSelect, claim, lone.status) };
     });
     const orgId = batch[0]?.operation.orgId ?? '';
+    const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
+    const joined = joinedMessage(
+      orgId,
+      writes.map(({ request, claim }) => ({ operation: request.operation, claim, cause: { requestId: request.requestId, idempotencyKey: request.idempotency?.key } })),
+    );
+    if (joined) {
+      const ends = joined.ends(await this.inTransaction((tx) => tx.commitWith(joined.statements), budget));
+      const answers = new Array<Settled<WriteAnswer> | undefined>(batch.length);
+      writes.forEach(({ request, lone }, n) => {
+        answers[byLimit[n]?.i ?? n] = settledOf(request, lone.status, ends[n] ?? { kind: 'not-written' });
+      });
+      return answers;
+    }
     const statements = [
       claimKeysStatement(orgId, writes.map((write) => write.claim)),
       ...writes.flatMap((write) => [causeOf(write.request), write.lone.write, write.store.statement]),
     ];
-    const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
     const rows = await this.inTransaction((tx) => tx.commitWith(statements), budget);
     const answers = new Array<Settled<WriteAnswer> | undefined>(batch.length);
     writes.forEach(({ request, lone, store }, n) => {

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { buildApp } from '../helpers/app.js';
 import { importJsonl } from '../../src/import/index.js';
-import { applyLedgerEntry } from '../../src/ledger/index.js';
+import { applyLedgerEntry, entryOperation, LedgerWriter, limitViewOf, newLedgerId } from '../../src/ledger/index.js';
+import { creditLimits } from '../../src/resources/credit-limits.js';
 import { ledgerOf } from '../helpers/ledger.js';
 import { ListCache } from '../../src/listing/list-cache.js';
 import { listRecords, retrieveRecord } from '../../src/listing/list-records.js';
@@ -73,6 +74,20 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
   } finally {
     await app.close();
   }
+
+  // Lone writes to distinct limits waiting together behind one: the joined statements (src/ledger/joined-entries.ts).
+  await insertCreditLimits(store, tenant.org.id, [creditLimit({ uid: 'cl_2', entity: 'ent_1', capacity: '100.00' }), creditLimit({ uid: 'cl_3', entity: 'ent_1', capacity: '100.00' })]);
+  const joinedWriter = new LedgerWriter(recorded, { idempotencyTtlHours: 24, queue: { concurrency: 1 } });
+  const joined = await Promise.all(
+    ['cl_1', 'cl_2', 'cl_3'].map((limit, i) =>
+      joinedWriter.write({
+        operation: entryOperation(limitViewOf(creditLimits), { orgId: tenant.org.id, kind: 'drawdown', id: newLedgerId('drawdown'), limit, amount: '1.00', keyId: tenant.keyId }),
+        idempotency: { key: `joined-${i}`, keyId: tenant.keyId },
+        requestId: `joined-${i}`,
+      }),
+    ),
+  );
+  if (joined.some((answer) => answer.status !== 201)) throw new Error(`joined drawdowns answered ${joined.map((answer) => answer.status).join(', ')}`);
 
   const file = [
     { object: 'entity', uid: 'ent_import', name: 'Imported', country: 'US' },
