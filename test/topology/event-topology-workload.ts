@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable, Store } from '../../src/store/store.js';
 import { importLines } from '../helpers/import-lines.js';
 import { creditLimit, insertCreditLimits, insertPaymentMethods, paymentMethod } from '../helpers/records.js';
-import { SseReader } from '../helpers/sse.js';
+import type { SseReader } from '../helpers/sse.js';
 import { createTenant, type Tenant } from '../helpers/tenants.js';
 import { eventually, sleep } from './load.js';
 
@@ -67,6 +67,22 @@ export async function writeMix(store: Store, baseUrls: readonly string[], lender
     }
   };
   await Promise.all([...Array.from({ length: mix.concurrency }, worker), importer()]);
+}
+
+/**
+ * One drawdown at a time, `gapMs` apart, to `baseUrls` in turn: fresh events on a quiet system, whose lag is the
+ * wakeup's (a burst's lag is its queue's).
+ */
+export async function pacedDrawdowns(baseUrls: readonly string[], lender: Lender, count: number, gapMs: number): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    const response = await fetch(`${baseUrls[i % baseUrls.length]!}/api/limits/${lender.limitUid}/drawdowns/`, {
+      method: 'POST',
+      headers: { authorization: lender.tenant.authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ amount: '1.00' }),
+    });
+    if (response.status !== 201) throw new Error(`a paced drawdown answered ${response.status}: ${await response.text()}`);
+    await sleep(gapMs);
+  }
 }
 
 /** Waits until every event written is in the log (the outbox of the organization empty). */

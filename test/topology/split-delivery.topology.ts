@@ -10,12 +10,17 @@ import { spawnCli } from '../helpers/cli.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { createTempPostgres, postgresBinDir, type TempPostgres } from '../helpers/temp-postgres.js';
 import { basicAuthorization } from '../helpers/tenants.js';
-import { allPublished, formatLag, lagOf, seedLender, writeMix, type Lender } from './event-topology-workload.js';
+import { startPgBouncer, type PgBouncer } from '../helpers/topology.js';
+import { allPublished, formatLag, lagOf, pacedDrawdowns, seedLender, writeMix, type Lender } from './event-topology-workload.js';
 import { eventually, sleep } from './load.js';
 
 const binDir = postgresBinDir();
 const WEBHOOK_SECRET_KEY = randomBytes(32).toString('base64');
-const WORKER_ENV = { WEBHOOK_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_CLAIM_MS: '11000', LOG_LEVEL: 'warn' };
+const WORKER_ENV = { WEBHOOK_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_CLAIM_MS: '11000', LOG_LEVEL: 'info' };
+/** Fresh events one at a time, so that their lag is the worker's wakeup (publication → receipt), not a queue's. */
+const PACED = { count: 40, gapMs: 250 };
+const HEARS_PUBLICATIONS = 'delivery woken by the API nodes’ publications (LISTEN)';
+const ON_THE_POLL = 'delivering on the poll';
 
 interface Worker {
   readonly child: ChildProcessWithoutNullStreams;
@@ -24,8 +29,8 @@ interface Worker {
 }
 
 /** `lending-api deliver` as a real process, once it says it delivers. */
-async function startWorker(databaseUrl: string): Promise<Worker> {
-  const child = spawnCli(['deliver', '--json'], databaseUrl, WORKER_ENV);
+async function startWorker(databaseUrl: string, env: Record<string, string> = {}): Promise<Worker> {
+  const child = spawnCli(['deliver', '--json'], databaseUrl, { ...WORKER_ENV, ...env });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -53,6 +58,7 @@ interface Received {
  */
 describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
   let pg: TempPostgres;
+  let bouncer: PgBouncer;
   let store: PostgresStore;
   const api: SpawnedServer[] = [];
   const workers: Worker[] = [];
@@ -67,6 +73,7 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     pg = await createTempPostgres(binDir ?? '', { settings: { max_connections: 100 } });
     store = new PostgresStore(pg.url, { poolSize: 3 });
     await migrate(store);
+    bouncer = await startPgBouncer({ port: Number(new URL(pg.url).port) }, 'transaction');
     receiver = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -87,7 +94,7 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const address = receiver.address();
     receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
-    const env = { ...WORKER_ENV, DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', DATABASE_POOL_SIZE: '6' };
+    const env = { ...WORKER_ENV, DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', DATABASE_POOL_SIZE: '6', LOG_LEVEL: 'warn' };
     api.push(...(await Promise.all([spawnServer(['--deliver', 'off'], env), spawnServer(['--deliver', 'off'], env)])));
     lender = await seedLender(store, 'Split Delivery');
     // The seed's events (published before the endpoint existed) are for no endpoint.
@@ -109,6 +116,7 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     receiver?.closeAllConnections();
     receiver?.close();
     await store?.close();
+    await bouncer?.destroy();
     await pg?.destroy();
   });
 
@@ -128,6 +136,14 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     });
     return events;
   };
+  /** Paced drawdowns on the API nodes: the lag from each fresh event's publication to its receipt. */
+  const pacedLag = async () => {
+    const before = new Set((await eventsOf()).map((event) => event.uid));
+    await pacedDrawdowns(api.map((node) => node.url), lender, PACED.count, PACED.gapMs);
+    const fresh = (await everyEventReceived()).filter((event) => !before.has(event.uid));
+    expect(fresh.filter((event) => received.times.get(event.uid)!.length !== 1).map((event) => event.uid)).toEqual([]);
+    return lagOf(fresh.map((event) => ({ createdAt: event.created_at, at: received.times.get(event.uid)![0]! })));
+  };
 
   it('writes on two API-only nodes are delivered by the worker: every event once, signed, verified with standardwebhooks', async () => {
     const already = new Set(received.times.keys());
@@ -139,8 +155,11 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     // Once each: no event was sent twice, and nothing was sent that is not in the log.
     expect(fresh.filter((event) => received.times.get(event.uid)!.length !== 1).map((event) => event.uid)).toEqual([]);
     expect(received.times.size).toBe(events.length);
-    const lag = lagOf(fresh.map((event) => ({ createdAt: event.created_at, at: received.times.get(event.uid)![0]! })));
-    console.log(`split mode (2 API-only nodes, 1 deliver process), publication → receipt: ${formatLag(lag)}`);
+    const burst = lagOf(fresh.map((event) => ({ createdAt: event.created_at, at: received.times.get(event.uid)![0]! })));
+    // The worker heard its own probe notice: API-only nodes' publications wake it (LISTEN), the poll behind.
+    expect(workers[0]!.output()).toContain(HEARS_PUBLICATIONS);
+    const paced = await pacedLag();
+    console.log(`split mode (2 API-only nodes, 1 deliver process, LISTEN), publication → receipt: paced drawdowns ${formatLag(paced)}; a burst of ${fresh.length} events ${formatLag(burst)}`);
   });
 
   it('a worker SIGKILLed mid-way and started again loses nothing; the API-only nodes deliver nothing meanwhile', async () => {
@@ -168,5 +187,25 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     const [pending] = await store.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE org_id = $1 AND state <> 'delivered'`, [lender.tenant.org.id]);
     expect(pending?.n).toBe(0);
     expect(killed.output()).not.toMatch(/"level":(50|60)/);
+  });
+
+  it('a worker behind PgBouncer in transaction mode (no LISTEN there) delivers on its poll: every event once', async () => {
+    const direct = workers.at(-1)!;
+    direct.child.kill('SIGTERM');
+    expect(await direct.exited).toBe(0);
+    const bounced = await startWorker(bouncer.url(), { DATABASE_PREPARED_STATEMENTS: 'false' });
+    workers.push(bounced);
+    await eventually(async () => bounced.output().includes(ON_THE_POLL), 60_000, 'the worker saying it delivers on the poll');
+    expect(bounced.output()).not.toContain(HEARS_PUBLICATIONS);
+    const already = new Set(received.times.keys());
+    await writeMix(store, api.map((node) => node.url), lender, { drawdowns: 150, loans: 30, imported: 60, concurrency: 4 });
+    const events = await everyEventReceived();
+    const fresh = events.filter((event) => !already.has(event.uid));
+    const burst = lagOf(fresh.map((event) => ({ createdAt: event.created_at, at: received.times.get(event.uid)![0]! })));
+    expect(received.times.size).toBe(events.length);
+    expect(fresh.filter((event) => received.times.get(event.uid)!.length !== 1).map((event) => event.uid)).toEqual([]);
+    expect(received.unverified).toBe(0);
+    const paced = await pacedLag();
+    console.log(`split mode, the worker behind PgBouncer (transaction mode: its 500 ms poll), publication → receipt: paced drawdowns ${formatLag(paced)}; a burst of ${fresh.length} events ${formatLag(burst)}`);
   });
 });
