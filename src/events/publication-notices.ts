@@ -51,6 +51,8 @@ export interface PublicationListenerOptions {
 
 const RECONNECT_FIRST_MS = 1000;
 const RECONNECT_MAX_MS = 30_000;
+/** After a probe not heard: how long before the listener tries again (a probe slow on a busy database, not PgBouncer). */
+const UNHEARD_RETRY_MS = 60_000;
 
 /**
  * A delivery worker's LISTEN on PUBLICATIONS_CHANNEL, on a connection of its
@@ -59,8 +61,9 @@ const RECONNECT_MAX_MS = 30_000;
  * (WEBHOOK_POLL_INTERVAL_MS). Whether notices arrive is checked, not assumed:
  * after each LISTEN the worker sends itself a probe through the pool, and
  * behind PgBouncer in transaction mode (where a LISTEN does not stay on the
- * session) the probe is not heard, so the worker says so and relies on the
- * poll. A lost connection (a restart, a failover) is opened again, backing off.
+ * session) the probe is not heard, so the worker says so, relies on the
+ * poll, and tries again a minute later. A lost connection (a restart, a
+ * failover) is opened again, backing off.
  */
 export class PublicationListener {
   private client: pg.Client | undefined;
@@ -68,6 +71,8 @@ export class PublicationListener {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private probe: { token: string; heard: () => void } | undefined;
+  /** What the log last said: each change of whether notices are heard is said once. */
+  private said: 'hearing' | 'polling' | undefined;
   /** Whether notices are heard now (the probe came back on the current connection). */
   hearing = false;
 
@@ -108,12 +113,18 @@ export class PublicationListener {
       this.failures = 0;
       this.hearing = heard;
       if (heard) {
-        this.options.log.info('delivery woken by the API nodes’ publications (LISTEN), polling as a fallback');
+        if (this.said !== 'hearing') this.options.log.info('delivery woken by the API nodes’ publications (LISTEN), polling as a fallback');
+        this.said = 'hearing';
         this.options.onResumed();
       } else {
-        this.options.log.info('notices of publications are not heard on this connection (PgBouncer in transaction mode?): delivering on the poll (WEBHOOK_POLL_INTERVAL_MS)');
+        if (this.said !== 'polling') {
+          this.options.log.info('notices of publications are not heard on this connection (PgBouncer in transaction mode?): delivering on the poll (WEBHOOK_POLL_INTERVAL_MS)');
+        }
+        this.said = 'polling';
         this.client = undefined;
         await client.end().catch(() => {});
+        this.retryTimer = setTimeout(() => void this.connect(), UNHEARD_RETRY_MS);
+        this.retryTimer.unref();
       }
     } catch {
       this.lost(client);

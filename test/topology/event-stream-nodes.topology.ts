@@ -8,6 +8,8 @@ import { startPgBouncer, type PgBouncer } from '../helpers/topology.js';
 import { allPublished, follow, formatLag, lagOf, logOrder, seedLender, writeMix, type Lender } from './event-topology-workload.js';
 
 const binDir = postgresBinDir();
+/** A node's start on a busy 2-core machine (several starting at once): a hang, not slowness, should fail. */
+const STARTUP_MS = 240_000;
 const MIX = { drawdowns: 120, loans: 30, imported: 80, concurrency: 4 };
 
 /**
@@ -35,9 +37,9 @@ describe.runIf(binDir)('the event stream across nodes and through PgBouncer', ()
     bouncer = await startPgBouncer({ port: Number(new URL(pg.url).port) }, 'transaction');
     const env = { RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', DATABASE_POOL_SIZE: '6', LOG_LEVEL: 'warn' };
     [reader1, writer, bounced] = await Promise.all([
-      spawnServer([], { ...env, DATABASE_URL: pg.url }),
-      spawnServer([], { ...env, DATABASE_URL: pg.url }),
-      spawnServer([], { ...env, DATABASE_URL: bouncer.url(), DATABASE_PREPARED_STATEMENTS: 'false' }),
+      spawnServer([], { ...env, DATABASE_URL: pg.url }, STARTUP_MS),
+      spawnServer([], { ...env, DATABASE_URL: pg.url }, STARTUP_MS),
+      spawnServer([], { ...env, DATABASE_URL: bouncer.url(), DATABASE_PREPARED_STATEMENTS: 'false' }, STARTUP_MS),
     ]);
     nodes.push(reader1, writer, bounced);
   });

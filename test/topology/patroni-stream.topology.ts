@@ -11,6 +11,8 @@ import { allPublished, formatLag, lagOf, logOrder, seedLender, type Arrival, typ
 import { sleep } from './load.js';
 
 const binDir = postgresBinDir();
+/** A node's start on a busy 2-core machine (several starting at once): a hang, not slowness, should fail. */
+const STARTUP_MS = 240_000;
 const missing = PATRONI_BINARIES.filter((binary) => !existsSync(binary));
 if (missing.length && process.env.CI) throw new Error(`CI needs ${missing.join(', ')} (apt-get install patroni etcd-server haproxy)`);
 const available = binDir !== undefined && missing.length === 0;
@@ -72,7 +74,7 @@ describe.runIf(available)('an event stream across a Patroni failover', () => {
   const env = () => ({ DATABASE_URL: cluster.urls.primary, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error' });
   /** The node a stream is killed with: started again on the same port, as a restarted host would be. */
   const startReader = async () => {
-    const node = await spawnServer(['--port', String(readerPort)], env());
+    const node = await spawnServer(['--port', String(readerPort)], env(), STARTUP_MS);
     nodes.push(node);
     return node;
   };
@@ -92,7 +94,7 @@ describe.runIf(available)('an event stream across a Patroni failover', () => {
     await migrate(store);
     lender = await seedLender(store, 'Patroni Stream');
     readerPort = await freePort();
-    nodes.push(await spawnServer([], env()));
+    nodes.push(await spawnServer([], env(), STARTUP_MS));
     await startReader();
     // The seed's events in the log (the nodes' sweep): the stream starts after them.
     await allPublished(store, lender.tenant.org.id);

@@ -15,6 +15,8 @@ import { allPublished, formatLag, lagOf, pacedDrawdowns, seedLender, writeMix, t
 import { eventually, sleep } from './load.js';
 
 const binDir = postgresBinDir();
+/** A node's start on a busy 2-core machine (several starting at once): a hang, not slowness, should fail. */
+const STARTUP_MS = 240_000;
 const WEBHOOK_SECRET_KEY = randomBytes(32).toString('base64');
 const WORKER_ENV = { WEBHOOK_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_CLAIM_MS: '11000', LOG_LEVEL: 'info' };
 /** Fresh events one at a time, so that their lag is the worker's wakeup (publication → receipt), not a queue's. */
@@ -36,7 +38,7 @@ async function startWorker(databaseUrl: string, env: Record<string, string> = {}
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stdin.end();
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  await eventually(async () => out.includes('"delivering"') || child.exitCode !== null, 60_000, 'the delivery worker started');
+  await eventually(async () => out.includes('"delivering"') || child.exitCode !== null, STARTUP_MS, 'the delivery worker started');
   if (!out.includes('"delivering"')) throw new Error(`deliver did not start:\n${out}`);
   return { child, exited, output: () => out };
 }
@@ -95,7 +97,7 @@ describe.runIf(binDir)('API-only nodes beside a deliver-only process', () => {
     const address = receiver.address();
     receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
     const env = { ...WORKER_ENV, DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', DATABASE_POOL_SIZE: '6', LOG_LEVEL: 'warn' };
-    api.push(...(await Promise.all([spawnServer(['--deliver', 'off'], env), spawnServer(['--deliver', 'off'], env)])));
+    api.push(...(await Promise.all([spawnServer(['--deliver', 'off'], env, STARTUP_MS), spawnServer(['--deliver', 'off'], env, STARTUP_MS)])));
     lender = await seedLender(store, 'Split Delivery');
     // The seed's events (published before the endpoint existed) are for no endpoint.
     await allPublished(store, lender.tenant.org.id);
