@@ -10,7 +10,7 @@ import { collectProcessMetrics } from './metrics/process-metrics.js';
 import { deliverySettings, nodeDeliverer } from './node-deliverer.js';
 import { migrate, pendingMigrations } from './store/migrate.js';
 import { openStore } from './store/open-store.js';
-import type { PostgresStore } from './store/postgres-store.js';
+import { PostgresStore } from './store/postgres-store.js';
 import type { Store } from './store/store.js';
 import { serverStoreOptions } from './server.js';
 import { loadWebhookKey } from './webhooks/webhook-key.js';
@@ -52,8 +52,8 @@ export async function startDeliveryWorker(config: Config, logDestination?: Desti
     const publisher = new EventPublisher(store, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: (orgId) => deliverer.wake(orgId) });
     // API-only nodes name each organization they publish for (NOTIFY): its deliveries start at once, not at the next poll.
     const listener =
-      store.kind === 'postgres'
-        ? new PublicationListener(store as PostgresStore, { onPublished: (orgId) => deliverer.wake(orgId), onResumed: () => deliverer.wake(), log: logger })
+      store instanceof PostgresStore
+        ? new PublicationListener(store, { onPublished: (orgId) => deliverer.wake(orgId), onResumed: () => deliverer.wake(), log: logger })
         : undefined;
     publisher.start();
     deliverer.start();
