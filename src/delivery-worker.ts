@@ -3,12 +3,14 @@ import { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { renderDeliveredEvent } from './events/event-body.js';
 import { DEFAULT_EVENT_PUBLISHER, EventPublisher } from './events/event-publisher.js';
+import { PublicationListener } from './events/publication-notices.js';
 import { createLogger } from './logger.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { collectProcessMetrics } from './metrics/process-metrics.js';
 import { deliverySettings, nodeDeliverer } from './node-deliverer.js';
 import { migrate, pendingMigrations } from './store/migrate.js';
 import { openStore } from './store/open-store.js';
+import { PostgresStore } from './store/postgres-store.js';
 import type { Store } from './store/store.js';
 import { serverStoreOptions } from './server.js';
 import { loadWebhookKey } from './webhooks/webhook-key.js';
@@ -27,7 +29,9 @@ export interface RunningDeliveryWorker {
  * apart. It runs what a `serve` node runs for delivery — the deliverer and
  * the publisher's sweep (events written by the CLI or an import are
  * published by whichever process sweeps first) — and the metrics listener.
- * It hears of other processes' events by its poll (WEBHOOK_POLL_INTERVAL_MS).
+ * It hears of the API nodes' publications by LISTEN (PublicationListener),
+ * and of everything else — and of those too where LISTEN does not pass — by
+ * its poll (WEBHOOK_POLL_INTERVAL_MS).
  */
 export async function startDeliveryWorker(config: Config, logDestination?: DestinationStream): Promise<RunningDeliveryWorker> {
   const store = await openStore(config.store, serverStoreOptions(config));
@@ -46,15 +50,21 @@ export async function startDeliveryWorker(config: Config, logDestination?: Desti
     if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsPort, config.metricsHost);
     const deliverer = nodeDeliverer(store, deliverySettings(config, webhookKey.box), metrics, logger, renderDeliveredEvent)!;
     const publisher = new EventPublisher(store, { ...DEFAULT_EVENT_PUBLISHER, log: logger, onPublished: (orgId) => deliverer.wake(orgId) });
+    // API-only nodes name each organization they publish for (NOTIFY): its deliveries start at once, not at the next poll.
+    const listener =
+      store instanceof PostgresStore
+        ? new PublicationListener(store, { onPublished: (orgId) => deliverer.wake(orgId), onResumed: () => deliverer.wake(), log: logger })
+        : undefined;
     publisher.start();
     deliverer.start();
+    listener?.start();
     let closing: Promise<void> | undefined;
     return {
       store,
       metricsUrl: metricsServer?.url,
       close: () =>
         (closing ??= (async () => {
-          await Promise.all([publisher.stop(), deliverer.stop()]);
+          await Promise.all([publisher.stop(), deliverer.stop(), listener?.stop()]);
           await metricsServer?.close();
           await store.close();
         })()),

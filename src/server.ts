@@ -104,6 +104,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       log: logger,
       streamPollIntervalMs: DEFAULT_EVENT_STREAM.pollIntervalMs,
       onPublished: (orgId) => deliverer?.wake(orgId),
+      noticeToWorkers: !config.webhookDelivery,
     });
     const ledger = nodeLedger(openedStore, config, { share, recorded: (orgId) => publisher.notify(orgId) });
     const app = await buildApp({
