@@ -27,7 +27,11 @@ export async function spawnServer(args: string[], env: Record<string, string>, s
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
 
   const started = await new Promise<{ url: string; metrics: string | null }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in ${startupMs} ms:\n${out}\n${err}`)), startupMs);
+    const timer = setTimeout(() => {
+      // A process that never listened is no one's to stop later: end it here, or it outlives the suite.
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start in ${startupMs} ms:\n${out}\n${err}`));
+    }, startupMs);
     const check = () => {
       const match = /\{[^{}]*"url"[^{}]*\}/.exec(out);
       if (match) {
