@@ -36,7 +36,10 @@
  * (`bench/event-scenarios.ts`); `--only efair` organizations' turns at
  * delivery beside an 80,000-delivery backlog (`bench/fair-scenario.ts`);
  * `--only estream` the event stream's catch-up, live lag and idle streams' memory
- * (`bench/stream-scenario.ts`).
+ * (`bench/stream-scenario.ts`); `--only eprune` (never in a full run: it
+ * loads 20 million events into a database of its own, EPRUNE_EVENTS to
+ * change it) the drop of a day's partitions against the DELETE pruning
+ * (`bench/prune-scenario.ts`).
  *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
  * the rest too). The bursts w3–w6 (`bench/burst-scenarios.ts`) run on a
@@ -78,6 +81,7 @@ import { EVENT_SCENARIO_IDS, runEventScenarios } from './event-scenarios.js';
 import { FAIR_SCENARIO_ID, runFairScenario } from './fair-scenario.js';
 import { runStreamScenario, STREAM_SCENARIO_ID } from './stream-scenario.js';
 import { FLOOR_SCENARIO_ID, runWriteFloor } from './write-floor.js';
+import { PRUNE_SCENARIO_ID, runPruneScenario } from './prune-scenario.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -188,6 +192,11 @@ async function main(): Promise<void> {
   if (wanted?.length === 1 && wanted[0] === FLOOR_SCENARIO_ID) {
     const floor = { seconds: Number(args.seconds), rounds, before: args.before, logLevel: args['log-level'], parts: args['floor-parts'].split(',') };
     process.stdout.write(`${(await runWriteFloor(floor, log)).join('\n')}\n`);
+    return;
+  }
+  // Only when asked for: it loads 20 million events into a database of its own (bench/prune-scenario.ts).
+  if (wanted?.length === 1 && wanted[0] === PRUNE_SCENARIO_ID) {
+    process.stdout.write(`${(await runPruneScenario(log)).join('\n')}\n`);
     return;
   }
   if (wanted?.length === 1 && wanted[0] === STREAM_SCENARIO_ID) {

@@ -1,30 +1,38 @@
 import type { Store } from '../store/store.js';
+import { dropExpiredPartitions, ensureDayPartitions } from './event-partitions.js';
 
 /** Rows one prune statement deletes at most: short transactions, short locks. */
 export const EVENT_PRUNE_BATCH = 1000;
 
 /**
+ * Row pruning: what the dropping of day partitions leaves past the cutoff
+ * (the default partition's rows, and a day kept for a pending delivery).
  * A batch of the organization's events older than the cutoff, oldest first,
  * with their deliveries; an event a delivery is still pending for is kept
- * until it is delivered, given up or cancelled. $1 org, $2 retention days,
- * $3 batch.
+ * until it is delivered, given up or cancelled. By keys that hold the
+ * partition key. $1 org, $2 retention days, $3 batch.
  */
 const PRUNE_EVENTS = `WITH old AS (
-    SELECT e.id FROM events e
+    SELECT e.id, e.created_at FROM events e
      WHERE e.org_id = $1 AND e.created_at < now() - $2::int * interval '1 day'
-       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.org_id = $1 AND d.event_id = e.id AND d.state = 'pending')
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                        WHERE d.org_id = $1 AND d.event_id = e.id AND d.event_created_at = e.created_at AND d.state = 'pending')
      ORDER BY e.created_at LIMIT $3
   ), deliveries AS (
-    DELETE FROM webhook_deliveries d WHERE d.org_id = $1 AND d.event_id IN (SELECT id FROM old) RETURNING d.id
+    DELETE FROM webhook_deliveries d
+     WHERE d.org_id = $1 AND d.event_created_at < now() - $2::int * interval '1 day' AND (d.event_id, d.event_created_at) IN (SELECT id, created_at FROM old)
+    RETURNING d.id
   ), pruned AS (
-    DELETE FROM events e WHERE e.org_id = $1 AND e.id IN (SELECT id FROM old) RETURNING e.id
+    DELETE FROM events e
+     WHERE e.org_id = $1 AND e.created_at < now() - $2::int * interval '1 day' AND (e.id, e.created_at) IN (SELECT id, created_at FROM old)
+    RETURNING e.id
   )
   SELECT (SELECT count(*) FROM pruned)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries`;
 
 /** A batch of the organization's delivery attempts older than the cutoff. $1 org, $2 days, $3 batch. */
 const PRUNE_ATTEMPTS = `WITH pruned AS (
-    DELETE FROM webhook_attempts a WHERE a.org_id = $1 AND a.id IN (
-      SELECT id FROM webhook_attempts WHERE org_id = $1 AND created_at < now() - $2::int * interval '1 day' LIMIT $3)
+    DELETE FROM webhook_attempts a WHERE a.org_id = $1 AND a.created_at < now() - $2::int * interval '1 day' AND (a.id, a.created_at) IN (
+      SELECT id, created_at FROM webhook_attempts WHERE org_id = $1 AND created_at < now() - $2::int * interval '1 day' LIMIT $3)
     RETURNING a.id
   )
   SELECT count(*)::int AS attempts FROM pruned`;
@@ -50,6 +58,8 @@ const PRUNE_HEALTH_BUCKETS = `WITH kept AS (
   SELECT count(*)::int AS buckets FROM pruned`;
 
 export interface PruneCounts {
+  /** Day partitions dropped (src/events/event-partitions.ts); the counts below are rows deleted one by one. */
+  partitions: number;
   events: number;
   deliveries: number;
   attempts: number;
@@ -59,7 +69,7 @@ export interface PruneCounts {
 
 /** Deletes what the organization's log, delivery history and endpoint health hold beyond `retentionDays`, batch by batch. */
 export async function pruneOrganizationEvents(store: Store, orgId: string, retentionDays: number, batch = EVENT_PRUNE_BATCH): Promise<PruneCounts> {
-  const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0, healthBuckets: 0 };
+  const counts: PruneCounts = { partitions: 0, events: 0, deliveries: 0, attempts: 0, healthBuckets: 0 };
   for (;;) {
     const [row] = await store.query<{ events: number; deliveries: number }>(PRUNE_EVENTS, [orgId, retentionDays, batch]);
     counts.events += Number(row?.events ?? 0);
@@ -79,10 +89,15 @@ export async function pruneOrganizationEvents(store: Store, orgId: string, reten
   return counts;
 }
 
-/** Prunes every organization that has published events, one after another. */
-export async function pruneEvents(store: Store, retentionDays: number, batch = EVENT_PRUNE_BATCH): Promise<PruneCounts> {
+/**
+ * Makes the day partitions ahead, drops the expired ones, then prunes every
+ * organization that has published events by rows, one after another.
+ */
+export async function pruneEvents(store: Store, retentionDays: number, batch = EVENT_PRUNE_BATCH, now = new Date()): Promise<PruneCounts> {
+  await ensureDayPartitions(store, now);
+  const partitions = await dropExpiredPartitions(store, retentionDays, now);
   const organizations = await store.query<{ org_id: string }>('SELECT org_id::text AS org_id FROM event_streams ORDER BY org_id');
-  const total: PruneCounts = { events: 0, deliveries: 0, attempts: 0, healthBuckets: 0 };
+  const total: PruneCounts = { partitions: partitions.dropped.length, events: 0, deliveries: 0, attempts: 0, healthBuckets: 0 };
   for (const { org_id: orgId } of organizations) {
     const counts = await pruneOrganizationEvents(store, orgId, retentionDays, batch);
     total.events += counts.events;

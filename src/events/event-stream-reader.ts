@@ -106,7 +106,9 @@ function statementFor(query: StreamQuery): string {
       `SELECT ${selectList(events, 'events')}, ${selectExpression('events.created_at', events.fields.created_at!)} AS ${SORT_KEY}, events.id::text AS ${ROW_ID} ` +
       `FROM events WHERE ${whereOf(events, { ...query, ordering: { field: 'created_at', descending: false }, page: 1, params: [] })} ` +
       // Qualified: a bare created_at in ORDER BY is the select list's (the timestamp as text), which no index holds.
-      `AND (events.created_at, events.id) > ($${at}::timestamptz, $${at + 1}::bigint) ORDER BY events.created_at, events.id LIMIT $${at + 2}`;
+      // The bound on created_at alone: the day partitions before the position are pruned (migration 025).
+      `AND (events.created_at, events.id) > ($${at}::timestamptz, $${at + 1}::bigint) AND events.created_at >= $${at}::timestamptz ` +
+      `ORDER BY events.created_at, events.id LIMIT $${at + 2}`;
     statements.set(shape, text);
   }
   return text;

@@ -60,8 +60,8 @@ const PUBLISH_SQL = `WITH ready AS (
      WHERE org_id = $1 AND EXISTS (SELECT 1 FROM inserted)
     RETURNING org_id
   ), fanned AS (
-    INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-    SELECT $1, w.id, i.id, now(), now(), now()
+    INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, next_attempt_at, created_at, updated_at)
+    SELECT $1, w.id, i.id, i.created_at, now(), now(), now()
       FROM inserted i JOIN webhook_endpoints w ON w.org_id = $1 AND NOT w.disabled AND events_type_matches(i.type, w.enabled_events)
     RETURNING id
   )

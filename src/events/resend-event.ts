@@ -17,30 +17,32 @@ export interface EventResend {
  * any. $1 organization, $2 event uid, $3 endpoint uid or NULL. No row: no
  * such event; one row with a null endpoint: no endpoint chosen.
  */
-const CHOSEN_SQL = `SELECT e.id::text AS event_id, w.id::text AS endpoint_id, w.uid, w.disabled,
+const CHOSEN_SQL = `SELECT e.id::text AS event_id, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS event_created_at, w.id::text AS endpoint_id, w.uid, w.disabled,
          (SELECT min(d.id) FROM webhook_deliveries d
-           WHERE d.org_id = $1 AND d.event_id = e.id AND d.endpoint_id = w.id AND d.state = 'pending')::text AS waiting
+           WHERE d.org_id = $1 AND d.event_id = e.id AND d.event_created_at = e.created_at AND d.endpoint_id = w.id AND d.state = 'pending')::text AS waiting
     FROM events e
     LEFT JOIN webhook_endpoints w ON w.org_id = $1
      AND CASE WHEN $3::text IS NULL THEN NOT w.disabled AND events_type_matches(e.type, w.enabled_events) ELSE w.uid = $3::text END
    WHERE e.org_id = $1 AND e.uid = $2
    ORDER BY w.id`;
 
-/** A new pending delivery, due now, per endpoint. $1 org, $2 event id, $3 endpoint ids. */
-const QUEUE_SQL = `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-  SELECT $1, endpoint_id, $2, now(), now(), now() FROM unnest($3::bigint[]) AS endpoint_id`;
+/** A new pending delivery, due now, per endpoint. $1 org, $2 event id, $3 endpoint ids, $4 the event's created_at. */
+const QUEUE_SQL = `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, next_attempt_at, created_at, updated_at)
+  SELECT $1, endpoint_id, $2, $4::timestamptz, now(), now(), now() FROM unnest($3::bigint[]) AS endpoint_id`;
 
 /**
  * The waiting deliveries' next attempt brought forward to now, unless an
  * attempt of theirs is in flight (a node holds the claim: that attempt is
- * the resend). $1 org, $2 event id, $3 delivery ids.
+ * the resend). $1 org, $2 event id, $3 delivery ids, $4 the event's created_at.
  */
 const HURRY_SQL = `UPDATE webhook_deliveries d SET next_attempt_at = now(), updated_at = now()
-   WHERE d.org_id = $1 AND d.event_id = $2 AND d.id = ANY ($3::bigint[]) AND d.state = 'pending'
+   WHERE d.org_id = $1 AND d.event_id = $2 AND d.event_created_at = $4::timestamptz AND d.id = ANY ($3::bigint[]) AND d.state = 'pending'
      AND d.next_attempt_at > now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())`;
 
 interface ChosenRow {
   readonly event_id: string;
+  /** RFC 3339 UTC with microseconds: the delivery's partition key, exactly. */
+  readonly event_created_at: string;
   readonly endpoint_id: string | null;
   readonly uid: string | null;
   readonly disabled: boolean | null;
@@ -82,8 +84,8 @@ export async function resendEvent(
     }
     const fresh = chosen.filter((row) => row.waiting === null).map((row) => row.endpoint_id);
     const waiting = chosen.flatMap((row) => (row.waiting === null ? [] : [row.waiting]));
-    if (fresh.length > 0) await tx.query(QUEUE_SQL, [orgId, first.event_id, fresh]);
-    if (waiting.length > 0) await tx.query(HURRY_SQL, [orgId, first.event_id, waiting]);
+    if (fresh.length > 0) await tx.query(QUEUE_SQL, [orgId, first.event_id, fresh, first.event_created_at]);
+    if (waiting.length > 0) await tx.query(HURRY_SQL, [orgId, first.event_id, waiting, first.event_created_at]);
     return chosen.map((row) => row.uid ?? '');
   }, options);
   return { object: 'event_resend', event: eventUid, endpoints };

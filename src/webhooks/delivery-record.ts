@@ -35,7 +35,8 @@ export interface RecordedAttempt {
  * pending: see PENDING_BY_KEY). Then the attempt row, kept while the
  * endpoint exists, with the next attempt's time. $1 org, $2 endpoint, $3 delivery, $4 node, $5 ok
  * (0/1), $6 event uid, $7 next attempt (timestamptz) or null, $8 attempt,
- * $9 status, $10 duration ms, $11 error, $12 response body, $13 event id. The next
+ * $9 status, $10 duration ms, $11 error, $12 response body, $13 event id,
+ * $14 the event's created_at (the delivery's partition: migration 025). The next
  * attempt's time is the node's clock plus the delay: on Citus an UPDATE of a
  * sharded table may not compute it in a CASE.
  */
@@ -50,7 +51,7 @@ export const RECORD_ATTEMPT = `WITH endpoint AS (
            next_attempt_at = CASE WHEN $5::int = 0 AND $7::timestamptz IS NOT NULL AND EXISTS (SELECT 1 FROM endpoint WHERE NOT disabled)
                                   THEN $7::timestamptz ELSE d.next_attempt_at END,
            claimed_until = NULL, claimed_by = NULL, updated_at = now()
-     WHERE d.org_id = $1 AND d.id = $3 AND d.event_id = $13 AND d.state <> ALL ('{delivered,failed,cancelled}'::text[]) AND ($5::int = 1 OR d.claimed_by = $4)
+     WHERE d.org_id = $1 AND d.id = $3 AND d.event_id = $13 AND d.event_created_at = $14::timestamptz AND d.state <> ALL ('{delivered,failed,cancelled}'::text[]) AND ($5::int = 1 OR d.claimed_by = $4)
     RETURNING d.state, d.next_attempt_at
   ), attempt AS (
     INSERT INTO webhook_attempts (org_id, endpoint_id, delivery_id, event_uid, attempt, status_code, duration_ms, error, response_body, next_attempt_at, created_at)
@@ -66,7 +67,9 @@ export const RECORD_ATTEMPT = `WITH endpoint AS (
  * cost, and at hundreds of deliveries a second nearly every attempt
  * succeeds. $1 org, then arrays in one order: $2 endpoints, $3 deliveries,
  * $4 event uids, $5 attempts, $6 statuses, $7 durations ms, $8 response
- * bodies, $9 event ids. A row per attempt: its delivery, and whether this
+ * bodies, $9 event ids, $10 the events' created_at; $11 and $12 the least
+ * and greatest of $10 (a range the planner prunes partitions by: an array it
+ * does not). A row per attempt: its delivery, and whether this
  * recorded it (false: it was no longer pending; 'not_ours'). Joins, not correlated
  * subqueries: Citus plans none over a CTE. The deliveries by their keys
  * (PENDING_BY_KEY).
@@ -78,6 +81,7 @@ export const RECORD_DELIVERED = `WITH attempted AS (
     UPDATE webhook_deliveries d
        SET state = 'delivered', attempts = d.attempts + 1, claimed_until = NULL, claimed_by = NULL, updated_at = now()
      WHERE d.org_id = $1 AND d.id = ANY ($3::bigint[]) AND d.event_id = ANY ($9::bigint[])
+       AND d.event_created_at = ANY ($10::timestamptz[]) AND d.event_created_at BETWEEN $11::timestamptz AND $12::timestamptz
        AND d.state <> ALL ('{delivered,failed,cancelled}'::text[])
     RETURNING d.id
   ), attempt AS (
@@ -203,6 +207,8 @@ function successStep(orgId: string, delivered: readonly AttemptToRecord[], clear
   const endpoints = [...new Set(delivered.map(({ claim }) => claim.endpointId))].filter((endpointId) => !cleared.has(endpointId));
   for (const endpointId of endpoints) cleared.add(endpointId);
   const column = <T>(value: (attempt: AttemptToRecord) => T) => delivered.map(value);
+  // RFC 3339 UTC with microseconds, all in one format: their order as text is their order in time.
+  const eventTimes = column(({ claim }) => claim.event.created_at);
   const record: Statement = {
     sql: RECORD_DELIVERED,
     params: [
@@ -215,6 +221,9 @@ function successStep(orgId: string, delivered: readonly AttemptToRecord[], clear
       column(({ result }) => result.durationMs),
       column(({ result }) => (result.responseBody === '' ? null : withoutNul(result.responseBody))),
       column(({ claim }) => claim.eventId),
+      eventTimes,
+      eventTimes.reduce((least, at) => (at < least ? at : least)),
+      eventTimes.reduce((greatest, at) => (at > greatest ? at : greatest)),
     ],
   };
   return {
@@ -259,6 +268,7 @@ function recordStatement(claim: ClaimedDelivery, result: AttemptResult, options:
       result.error === null ? null : withoutNul(result.error),
       result.responseBody === '' ? null : withoutNul(result.responseBody),
       claim.eventId,
+      claim.event.created_at,
     ],
   };
 }

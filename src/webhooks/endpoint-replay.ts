@@ -40,7 +40,7 @@ const ENDPOINT_SQL = `SELECT id::text AS id, disabled,
  * endpoint takes now: one that no longer takes a type is not sent it again.
  * $1 org, $2 endpoint id, $3 since, $4 until, $5 at most this many.
  */
-const FAILED_SQL = `SELECT e.id::text AS event_id FROM (
+const FAILED_SQL = `SELECT e.id::text AS event_id, to_char(e.created_at AT TIME ZONE 'UTC', ${TIMESTAMP}) AS event_created_at FROM (
     SELECT DISTINCT ON (a.event_uid) a.event_uid, a.error, a.created_at FROM webhook_attempts a
      WHERE a.org_id = $1 AND a.endpoint_id = $2 AND a.created_at >= $3::timestamptz AND a.created_at <= $4::timestamptz
      ORDER BY a.event_uid, a.created_at DESC, a.id DESC
@@ -49,14 +49,14 @@ const FAILED_SQL = `SELECT e.id::text AS event_id FROM (
   WHERE last.error IS NOT NULL
     AND events_type_matches(e.type, (SELECT w.enabled_events FROM webhook_endpoints w WHERE w.org_id = $1 AND w.id = $2))
     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                     WHERE d.org_id = $1 AND d.event_id = e.id AND d.endpoint_id = $2
+                     WHERE d.org_id = $1 AND d.event_id = e.id AND d.event_created_at = e.created_at AND d.endpoint_id = $2
                        AND (d.state = 'pending' OR (d.state = 'delivered' AND d.updated_at > last.created_at)))
   ORDER BY e.id
   LIMIT $5`;
 
-/** One pending delivery per event, due now. $1 org, $2 endpoint id, $3 event ids. */
-const QUEUE_SQL = `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-  SELECT $1, $2, event_id, now(), now(), now() FROM unnest($3::bigint[]) AS event_id`;
+/** One pending delivery per event, due now. $1 org, $2 endpoint id, $3 event ids, $4 their created_at (in the order of $3). */
+const QUEUE_SQL = `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, next_attempt_at, created_at, updated_at)
+  SELECT $1, $2, e.id, e.created_at, now(), now(), now() FROM unnest($3::bigint[], $4::timestamptz[]) AS e(id, created_at)`;
 
 export type ReplayOutcome = EndpointReplay | 'not_found' | 'disabled';
 
@@ -82,9 +82,9 @@ export async function replayFailedEvents(
     const [endpoint] = await tx.query<{ id: string; disabled: boolean; until: string }>(ENDPOINT_SQL, [orgId, endpointUid, window.until ?? null]);
     if (!endpoint) return 'not_found';
     if (endpoint.disabled) return 'disabled';
-    const found = await tx.query<{ event_id: string }>(FAILED_SQL, [orgId, endpoint.id, window.since, endpoint.until, batch + 1]);
+    const found = await tx.query<{ event_id: string; event_created_at: string }>(FAILED_SQL, [orgId, endpoint.id, window.since, endpoint.until, batch + 1]);
     const failed = found.slice(0, batch);
-    if (failed.length > 0) await tx.query(QUEUE_SQL, [orgId, endpoint.id, failed.map((row) => row.event_id)]);
+    if (failed.length > 0) await tx.query(QUEUE_SQL, [orgId, endpoint.id, failed.map((row) => row.event_id), failed.map((row) => row.event_created_at)]);
     return { object: 'webhook_endpoint_replay', endpoint: endpointUid, since: window.since, until: endpoint.until, count: failed.length, has_more: found.length > batch };
   }, options);
 }

@@ -182,7 +182,7 @@ export async function updateEndpoint(
       `UPDATE webhook_deliveries d SET state = 'cancelled', updated_at = now()
          FROM events e, webhook_endpoints w
         WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.state = 'pending'
-          AND e.org_id = $1 AND e.id = d.event_id
+          AND e.org_id = $1 AND e.id = d.event_id AND e.created_at = d.event_created_at
           AND w.org_id = $1 AND w.id = $2
           AND (w.disabled OR NOT events_type_matches(e.type, w.enabled_events))`,
       [orgId, row.row_id],

@@ -18,6 +18,11 @@ describeEachStore('event retention', (store) => {
     // Five are 31 days old: four delivered, one still pending (kept until it is finished); two are recent.
     const old = events.slice(0, 5).map((event) => event.id);
     await store().query(`UPDATE events SET created_at = (created_at AT TIME ZONE 'UTC' - interval '31 days') AT TIME ZONE 'UTC' WHERE org_id = $1 AND id = ANY ($2::bigint[])`, [orgId, old]);
+    // A delivery names its event by (event_id, event_created_at).
+    await store().query(
+      `UPDATE webhook_deliveries d SET event_created_at = e.created_at FROM events e WHERE d.org_id = $1 AND e.org_id = $1 AND e.id = d.event_id AND e.id = ANY ($2::bigint[])`,
+      [orgId, old],
+    );
     await store().query(`UPDATE webhook_deliveries SET state = 'delivered' WHERE org_id = $1 AND event_id = ANY ($2::bigint[])`, [orgId, old.slice(0, 4)]);
     for (const [index, event] of events.entries()) {
       await store().query(

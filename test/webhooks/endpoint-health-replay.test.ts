@@ -142,8 +142,8 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
     const endpoints: TestEndpoint[] = [];
     for (let i = 0; i < 16; i += 1) endpoints.push(await addEndpoint(store(), tenant.org.id, `http://127.0.0.1:${receiver.port}/${i}`));
     await store().query(
-      `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-       SELECT $1, $2, n, now() + interval '1 hour', now(), now() FROM generate_series(1, 20000) AS n`,
+      `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, next_attempt_at, created_at, updated_at)
+       SELECT $1, $2, n, now(), now() + interval '1 hour', now(), now() FROM generate_series(1, 20000) AS n`,
       [tenant.org.id, endpoints[0]!.id],
     );
     await store().exec('ANALYZE webhook_deliveries');
@@ -152,7 +152,11 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
       [tenant.org.id],
     );
     const plan = row!['QUERY PLAN'];
-    expect(sequentialScans((typeof plan === 'string' ? (JSON.parse(plan) as [{ Plan: PlanNode }]) : plan)[0].Plan)).not.toContain('webhook_deliveries');
+    // The day partition that holds the backlog (migration 025): an empty one may be read whole, at no cost.
+    const holding = await store().query<{ name: string }>('SELECT DISTINCT tableoid::regclass::text AS name FROM webhook_deliveries WHERE org_id = $1', [tenant.org.id]);
+    const scanned = sequentialScans((typeof plan === 'string' ? (JSON.parse(plan) as [{ Plan: PlanNode }]) : plan)[0].Plan);
+    expect(holding).toHaveLength(1);
+    expect(scanned).not.toContain(holding[0]!.name);
     const retrieved = await send('GET', `${PATH}${endpoints[0]!.uid}/`, undefined, tenant.authorization);
     expect(retrieved.json<Endpoint>().health.pending).toBe(20000);
   });

@@ -44,9 +44,9 @@ async function pendingDelivery(db: Store, orgId: string, endpointUid: string, ty
     [orgId, `evt_${randomUUID().replaceAll('-', '')}`, type, clock!.at],
   );
   const [delivery] = await db.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-     SELECT $1, w.id, $3, now(), now(), now() FROM webhook_endpoints w WHERE w.org_id = $1 AND w.uid = $2 RETURNING id::text AS id`,
-    [orgId, endpointUid, event!.id],
+    `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, next_attempt_at, created_at, updated_at)
+     SELECT $1, w.id, $3, $4::timestamptz, now(), now(), now() FROM webhook_endpoints w WHERE w.org_id = $1 AND w.uid = $2 RETURNING id::text AS id`,
+    [orgId, endpointUid, event!.id, clock!.at],
   );
   return delivery!.id;
 }

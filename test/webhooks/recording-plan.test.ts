@@ -6,6 +6,8 @@ import { createTenant } from '../helpers/tenants.js';
 import { insertEndpoint } from './deliverer-helpers.js';
 
 const BACKLOG = 5000;
+/** When the deliveries' events entered the log (their partition key): now, as the publication writes them. */
+const EVENTS_AT = new Date().toISOString();
 
 interface PlanNode {
   'Node Type': string;
@@ -18,13 +20,20 @@ interface PlanNode {
 /** A delivery by its id, or by its event's: a probe per recorded delivery. */
 const BY_KEY = new Set(['webhook_deliveries_pkey', 'webhook_deliveries_event_idx']);
 
-/** How the plan reads webhook_deliveries: the indexes of it that it scans, and 'Seq Scan' if it reads the table whole. */
+/** A day partition's index (migration 025) by the name of the table's index it is a partition of. */
+function parentIndex(name: string | undefined): string | undefined {
+  const partitionIndex = name === undefined ? null : /^webhook_deliveries_(?:p\d{8}|default)_(.*)$/.exec(name);
+  if (!partitionIndex) return name;
+  return partitionIndex[1] === 'org_id_event_id_idx' ? 'webhook_deliveries_event_idx' : `webhook_deliveries_${partitionIndex[1]}`;
+}
+
+/** How the plan reads webhook_deliveries: the indexes of it that it scans, and 'Seq Scan' if it reads the table (or a partition) whole. */
 function deliveryScans(node: PlanNode): string[] {
-  const name = node['Index Name'];
+  const name = parentIndex(node['Index Name']);
   // (org_id, event_id) read by org_id alone is a scan of the organization's deliveries.
   const byOrgAlone = name === 'webhook_deliveries_event_idx' && !node['Index Cond']?.includes('event_id');
   const index = name?.startsWith('webhook_deliveries') ? [byOrgAlone ? `${name} by org_id alone` : name] : [];
-  const whole = node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'webhook_deliveries' ? ['Seq Scan'] : [];
+  const whole = node['Node Type'] === 'Seq Scan' && node['Relation Name']?.startsWith('webhook_deliveries') ? ['Seq Scan'] : [];
   return [...index, ...whole, ...(node.Plans ?? []).flatMap(deliveryScans)];
 }
 
@@ -39,12 +48,12 @@ describeEachStore('recording attempts behind a backlog', (store, kind) => {
     const insert = (state: string, firstEvent: number) =>
       store().query<{ ids: string[]; event_ids: string[] }>(
         `WITH made AS (
-           INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, state, attempts, next_attempt_at, created_at, updated_at)
-           SELECT $1, $2, n, $4, CASE WHEN $4 = 'pending' THEN 0 ELSE 1 END, now() - interval '1 minute', now(), now()
+           INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, state, attempts, next_attempt_at, created_at, updated_at)
+           SELECT $1, $2, n, $6::timestamptz, $4, CASE WHEN $4 = 'pending' THEN 0 ELSE 1 END, now() - interval '1 minute', now(), now()
              FROM generate_series($3::int, $3::int + $5::int - 1) AS n
            RETURNING id, event_id
          ) SELECT array_agg(id::text ORDER BY id) AS ids, array_agg(event_id::text ORDER BY id) AS event_ids FROM made`,
-        [orgId, endpoint.id, firstEvent, state, BACKLOG],
+        [orgId, endpoint.id, firstEvent, state, BACKLOG, EVENTS_AT],
       );
     // The organization's history, then the statistics, then a backlog they do not know of.
     await insert('delivered', 1);
@@ -70,8 +79,26 @@ describeEachStore('recording attempts behind a backlog', (store, kind) => {
       Array(n).fill(3),
       Array(n).fill(null),
       recordedEvents,
+      Array(n).fill(EVENTS_AT),
+      EVENTS_AT,
+      EVENTS_AT,
     ]);
-    const failure = await planOf(RECORD_ATTEMPT, [orgId, endpoint.id, recorded[0], 'node-a', 0, 'evt_1', new Date().toISOString(), 1, 500, 3, 'the receiver answered 500', null, recordedEvents[0]]);
+    const failure = await planOf(RECORD_ATTEMPT, [
+      orgId,
+      endpoint.id,
+      recorded[0],
+      'node-a',
+      0,
+      'evt_1',
+      new Date().toISOString(),
+      1,
+      500,
+      3,
+      'the receiver answered 500',
+      null,
+      recordedEvents[0],
+      EVENTS_AT,
+    ]);
 
     for (const scans of [successes, failure]) {
       expect(scans.length).toBeGreaterThan(0);
@@ -92,8 +119,8 @@ describeEachStore('finding the organizations with due deliveries behind a backlo
     await store().query('UPDATE webhook_endpoints SET disabled = true WHERE org_id = $1 AND id = $2', [quiet.org.id, disabled.id]);
     const pending = (orgId: string, endpointId: string, count: number, due: string) =>
       store().query(
-        `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-         SELECT $1, $2, n, now() + $4::interval, now(), now() FROM generate_series(1, $3::int) AS n`,
+        `INSERT INTO webhook_deliveries (org_id, endpoint_id, event_id, event_created_at, next_attempt_at, created_at, updated_at)
+         SELECT $1, $2, n, now(), now() + $4::interval, now(), now() FROM generate_series(1, $3::int) AS n`,
         [orgId, endpointId, count, due],
       );
     await pending(backlogged.org.id, blackHole.id, BACKLOG, '-1 minute');
@@ -117,10 +144,14 @@ describeEachStore('finding the organizations with due deliveries behind a backlo
   });
 });
 
-/** Each read of webhook_deliveries: its index, its condition, and whether a Limit 1 sits right above it. */
+/**
+ * Each read of webhook_deliveries: its index, its condition, and whether a
+ * Limit 1 sits right above it (or above the Merge Append of its day partitions:
+ * migration 025).
+ */
 function indexScans(node: PlanNode, underLimit = false): string[] {
-  const readsDeliveries = node['Relation Name'] === 'webhook_deliveries' || node['Index Name']?.startsWith('webhook_deliveries');
+  const readsDeliveries = node['Relation Name']?.startsWith('webhook_deliveries') || node['Index Name']?.startsWith('webhook_deliveries');
   const own = readsDeliveries ? [`${node['Node Type']} ${node['Index Name'] ?? ''} ${node['Index Cond'] ?? ''}${underLimit ? ' limit 1' : ''}`] : [];
-  const limitOne = node['Node Type'] === 'Limit';
+  const limitOne = node['Node Type'] === 'Limit' || (underLimit && node['Node Type'] === 'Merge Append');
   return [...own, ...(node.Plans ?? []).flatMap((child) => indexScans(child, limitOne))];
 }
