@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import { createAuthCache } from './auth/auth-cache.js';
 import type { HttpLimits } from './config.js';
 import type { AllowedHosts } from './domain/allowed-hosts-setting.js';
 import type { CorsOrigins } from './domain/cors-origins-setting.js';
+import type { FrameAncestors } from './domain/frame-ancestors-setting.js';
 import { AccessLogController } from './http/access-log.js';
 import { apiReferenceRoutes } from './http/api-reference-routes.js';
 import { answerEveryRequestBeforeHalfClose } from './http/connection-turn.js';
@@ -41,6 +43,8 @@ import { DEFAULT_DATABASE_SHARE, FairShare, type FairShareOptions } from './stor
 import type { LedgerWriter } from './ledger/ledger-writer.js';
 import { NodeRole, type ReplicaLimits } from './store/node-role.js';
 import { PatroniRest } from './store/patroni-rest.js';
+import { portalSessionRoutes } from './portal/portal-session-routes.js';
+import { portalStaticRoutes } from './portal/portal-static-routes.js';
 import type { Store } from './store/store.js';
 import type { DestinationPolicy } from './webhooks/destination.js';
 import { SecretBox } from './webhooks/secret-box.js';
@@ -103,9 +107,18 @@ export interface AppOptions {
   eventStream?: Partial<EventStreamSettings>;
   /** The node's event-stream wakeups, which its publisher wakes (events/node-event-publication.ts); absent (tests): the app's own, woken by polling only. */
   eventStreamWakeups?: EventStreamWakeups;
+  /**
+   * The portal (SPEC §9): where its built pages are (default: the package's
+   * dist/portal/, which `npm run build` writes) and the origins that may frame
+   * it (PORTAL_FRAME_ANCESTORS; none when absent).
+   */
+  portal?: { directory?: string; frameAncestors?: FrameAncestors };
   /** Without `share`: queries at once (the pool size) and queries one organization may have waiting (DATABASE_QUEUE_PER_ORG); DEFAULT_DATABASE_SHARE when absent. */
   databaseShare?: FairShareOptions;
 }
+
+/** The package's built portal: dist/portal/ beside src/ and dist/ alike (this file runs from either). */
+const DEFAULT_PORTAL_DIRECTORY = fileURLToPath(new URL('../dist/portal/', import.meta.url));
 
 /**
  * Builds the HTTP API on a store. No process concerns here (no listening,
@@ -186,6 +199,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authCache,
     secretBox: options.webhooks ? (options.webhooks.secretBox ?? undefined) : SecretBox.fromKey(randomBytes(32)),
     destinations: options.webhooks?.destinations ?? { allowPrivate: false, allowHosts: [] },
+  });
+  await app.register(portalSessionRoutes, { databaseOf, publicUrl: options.publicUrl, authCache });
+  await app.register(portalStaticRoutes, {
+    directory: options.portal?.directory ?? DEFAULT_PORTAL_DIRECTORY,
+    frameAncestors: options.portal?.frameAncestors ?? [],
   });
   registerMethodNotAllowed();
   return app;

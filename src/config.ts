@@ -1,5 +1,6 @@
 import { MAX_PUBLIC_URL_LENGTH } from './domain/answer-bounds.js';
 import { parseCorsOrigins, type CorsOrigins } from './domain/cors-origins-setting.js';
+import { parseFrameAncestors, type FrameAncestors } from './domain/frame-ancestors-setting.js';
 import { DEFAULT_LIST_CACHE } from './listing/list-cache.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type StoreLocation } from './store/open-store.js';
 import { parseTrustProxy, type TrustProxy } from './domain/trust-proxy-setting.js';
@@ -21,6 +22,8 @@ export interface Config {
   readonly trustProxy: TrustProxy;
   /** The origins whose browser pages may read answers (CORS_ALLOWED_ORIGINS); none by default. */
   readonly corsOrigins: CorsOrigins;
+  /** The origins whose pages may frame the portal (PORTAL_FRAME_ANCESTORS); none by default. */
+  readonly portalFrameAncestors: FrameAncestors;
   /** Requests per minute per API key; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
   /** Writes (drawdowns, repayments) per minute per API key, a budget of their own; 0 turns it off. */
@@ -139,6 +142,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Config 
     allowedHosts: allowedHosts(read('ALLOWED_HOSTS'), host, configuredPublicUrl),
     trustProxy: trustProxy(read('TRUST_PROXY')),
     corsOrigins: corsOrigins(read('CORS_ALLOWED_ORIGINS')),
+    portalFrameAncestors: frameAncestors(read('PORTAL_FRAME_ANCESTORS')),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     writeRateLimitPerMinute: integer('WRITE_RATE_LIMIT_PER_MINUTE', read('WRITE_RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000),
     idempotencyKeyTtlHours: integer('IDEMPOTENCY_KEY_TTL_HOURS', read('IDEMPOTENCY_KEY_TTL_HOURS'), DEFAULT_IDEMPOTENCY_KEY_TTL_HOURS, 1, 24 * 365),
@@ -302,6 +306,12 @@ function allowedHosts(raw: string | undefined, host: string, configuredPublicUrl
 function corsOrigins(raw: string | undefined): CorsOrigins {
   const parsed = parseCorsOrigins(raw);
   if ('error' in parsed) throw new ConfigError('CORS_ALLOWED_ORIGINS', parsed.error);
+  return parsed;
+}
+
+function frameAncestors(raw: string | undefined): FrameAncestors {
+  const parsed = parseFrameAncestors(raw);
+  if ('error' in parsed) throw new ConfigError('PORTAL_FRAME_ANCESTORS', parsed.error);
   return parsed;
 }
 

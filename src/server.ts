@@ -113,6 +113,7 @@ export async function startServer(config: Config, store?: Store, logDestination?
       publicUrl: config.publicUrl,
       allowedHosts: config.allowedHosts,
       corsOrigins: config.corsOrigins,
+      portal: { frameAncestors: config.portalFrameAncestors },
       trustProxy: config.trustProxy,
       loggerInstance: logger,
       metrics,

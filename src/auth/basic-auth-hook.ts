@@ -2,12 +2,13 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { ApiError } from '../domain/errors.js';
 import type { Queryable } from '../store/store.js';
 import type { AuthCache } from './auth-cache.js';
-import { authenticate, parseBasicAuthorization, type AuthContext } from './authenticate.js';
+import { authenticate, authenticateSession, parseBasicAuthorization, type AuthContext } from './authenticate.js';
+import { parseBearerAuthorization } from './portal-secrets.js';
 import { WWW_AUTHENTICATE } from './www-authenticate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set for every request that passed Basic authentication. */
+    /** Set for every request that passed authentication (Basic, or a portal session's Bearer). */
     auth?: AuthContext;
   }
 }
@@ -26,24 +27,40 @@ export type AuthenticateHook = onRequestAsyncHookHandler & {
   fromCache?: (request: FastifyRequest) => boolean;
 };
 
+/** The 401 of a Bearer credential that is not (or no longer) a portal session. */
+export function sessionEnded(): ApiError {
+  return new ApiError(
+    'unauthorized',
+    'the portal session has ended (it lasts at most an hour, and ends when the key that made it is revoked) or is not valid: open a new portal link',
+    { headers: { 'www-authenticate': WWW_AUTHENTICATE } },
+  );
+}
+
 /**
  * Fastify hook: rejects the request with 401 unless it carries valid
- * credentials, looked up through `databaseOf(request)` (the request's view of
- * the store) when the cache does not have them.
+ * credentials — HTTP Basic (organization ID and API key), or
+ * `Bearer lps_…`, a portal session (docs/portal.md) — looked up through
+ * `databaseOf(request)` (the request's view of the store) when the cache does
+ * not have them. Both kinds share the cache, so a revoked key's sessions end
+ * within the same bound as the key.
  */
 export function basicAuthHook(databaseOf: (request: FastifyRequest) => Queryable, cache?: AuthCache): AuthenticateHook {
   async function requireBasicAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const authorization = request.headers.authorization;
     const credentials = parseBasicAuthorization(authorization);
-    if (!credentials || authorization === undefined) throw unauthorized();
+    const session = credentials ? undefined : parseBearerAuthorization(authorization);
+    if (authorization === undefined || (!credentials && session === undefined)) {
+      throw /^Bearer\b/i.test(authorization ?? '') ? sessionEnded() : unauthorized();
+    }
     const cached = cache?.get(authorization);
     if (cached) {
       request.auth = cached;
       return;
     }
     const database = databaseOf(request);
-    const auth = await (cache ? cache.verify(authorization, () => authenticate(database, credentials)) : authenticate(database, credentials));
-    if (!auth) throw unauthorized();
+    const check = () => (credentials ? authenticate(database, credentials) : authenticateSession(database, session!));
+    const auth = await (cache ? cache.verify(authorization, check) : check());
+    if (!auth) throw credentials ? unauthorized() : sessionEnded();
     request.auth = auth;
   }
   if (!cache) return requireBasicAuth;

@@ -4,7 +4,7 @@ import { decodeAsciiEscapes, looksLikeApiKey } from './key-shaped-text.js';
 export const CREDENTIAL_FORMS =
   "an API key, this request's key or its secret part, base64 or base64url of the key or of org:key, an Authorization value, in any letter case or spacing";
 
-/** The credentials a request authenticated with (its Basic `Authorization`). */
+/** The credentials a request authenticated with: its Basic `Authorization`, or a portal session's Bearer (`apiKey`: `lps_…`, no organization). */
 export interface PresentedCredential {
   readonly organizationId: string;
   readonly apiKey: string;
@@ -41,8 +41,9 @@ function foldForSearch(text: string): string {
 }
 
 // A key is `lak_<16 hex>_<43 base64url>` (auth/api-key-format.ts); the secret part is the credential.
+// A portal session's secret is `lps_<43 base64url>` (auth/portal-secrets.ts), held the same way.
 const SECRET_LENGTH = 43;
-const SECRET_OF_KEY = /^lak_[0-9a-f]{16}_([A-Za-z0-9_-]{43})$/i;
+const SECRET_OF_KEY = /^(?:lak_[0-9a-f]{16}|lps)_([A-Za-z0-9_-]{43})$/i;
 
 function secretOf(apiKey: string): string | undefined {
   return SECRET_OF_KEY.exec(apiKey)?.[1];

@@ -2,12 +2,14 @@ import { ASCII_CONTROL_CHARACTERS } from './well-formed-text.js';
 
 /**
  * Key-shaped: an API key's `lak_` prefix (any letter case, whatever follows
- * it), or a key's id and secret without it (see auth/api-key-format.ts).
+ * it), or a key's id and secret without it (see auth/api-key-format.ts), or
+ * a portal link's token or session secret (`lpt_`/`lps_` and 43 characters:
+ * auth/portal-secrets.ts).
  * A client that pastes its key into the wrong place (a header, a URL, a
  * body member) must not find it kept or echoed; a false positive costs only
  * a value that merely looks like a key.
  */
-const KEY_SHAPED = /lak_[A-Za-z0-9_-]*|[0-9a-f]{16}_[A-Za-z0-9_-]{43}/gi;
+const KEY_SHAPED = /lak_[A-Za-z0-9_-]*|[0-9a-f]{16}_[A-Za-z0-9_-]{43}|lp[st]_[A-Za-z0-9_-]{43}/gi;
 export const REDACTED = '[redacted]';
 
 /** Whether a text carries something key-shaped (see KEY_SHAPED), as sent or once percent-decoded. */

@@ -4,9 +4,17 @@ import { throttleAddressOf } from './client-address.js';
 import { budgetHeaders, rateLimited, seconds } from './rate-limit-answers.js';
 import type { Budget, RequestLimiter, Verdict } from './request-limiter.js';
 
-/** The routes that take no API key: the probes, the document, and the reference page with its assets. */
+/** The routes that take no API key: the probes, the document, the reference page with its assets, the portal's pages and its link exchange. */
 export function takesNoKey(url: string | undefined): boolean {
-  return url === '/healthz' || url === '/readyz' || url === '/api/openapi.json' || url === '/docs' || url?.startsWith('/docs/') === true;
+  return (
+    url === '/healthz' ||
+    url === '/readyz' ||
+    url === '/api/openapi.json' ||
+    url === '/docs' ||
+    url?.startsWith('/docs/') === true ||
+    url === '/api/portal_sessions/exchange/' ||
+    url?.startsWith('/portal/') === true
+  );
 }
 
 /**
@@ -48,7 +56,7 @@ function admitted(verdict: Verdict, reply: FastifyReply): ApiError | undefined {
 
 function overBudget(budget: Budget): ApiError {
   return rateLimited(
-    `this address made more than ${budget.limit} requests in a minute to the probes and the API reference (they take no API key); retry in ${seconds(budget.resetMs)} s`,
+    `this address made more than ${budget.limit} requests in a minute to the routes that take no API key (probes, API reference, portal pages, link exchange); retry in ${seconds(budget.resetMs)} s`,
     { headers: { 'retry-after': seconds(budget.resetMs), ...budgetHeaders(budget) } },
   );
 }

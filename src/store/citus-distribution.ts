@@ -4,13 +4,13 @@ import type { Queryable, Store } from './store.js';
 
 /**
  * The sharding plan (docs/scaling.md "Sharding"): these tables are kept
- * whole on every node (reference tables) — small, read by id at
+ * whole on every node (reference tables) — small, read by id or hash at
  * authentication or once per process, never listed. Every other table of
  * the schema holds one organization per row (an org_id column) and is
  * distributed by it, all co-located, so a statement constrained by
  * `org_id = $n` reads and writes one shard, joins included.
  */
-export const REFERENCE_TABLES: readonly string[] = ['organizations', 'api_keys', 'schema_migrations', 'installation_secrets'];
+export const REFERENCE_TABLES: readonly string[] = ['organizations', 'api_keys', 'schema_migrations', 'installation_secrets', 'portal_sessions'];
 
 /** The distribution column of every distributed table. */
 export const DISTRIBUTION_COLUMN = 'org_id';

@@ -1,0 +1,85 @@
+import { generateLinkToken, generateSessionSecret, hashPortalSecret, LINK_TOKEN_PATTERN } from '../auth/portal-secrets.js';
+import type { KeyScope } from '../auth/key-scope.js';
+import type { Queryable } from '../store/store.js';
+
+/** How long a link may be exchanged, and how long at most the session it opens lasts. */
+export const LINK_MINUTES = 10;
+export const SESSION_MINUTES = 60;
+
+const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+export interface PortalLink {
+  /** The one-time token (`lpt_…`): put in the link's fragment, never stored. */
+  readonly token: string;
+  readonly expiresAt: string;
+}
+
+/**
+ * Makes a one-time link for the key `keyId` of the organization `orgId`: a
+ * random token whose hash is stored, valid LINK_MINUTES. The organization's
+ * rows that ended more than a day ago are deleted first (one indexed DELETE
+ * on its own rows: pruning rides on making links, so no job is needed).
+ */
+export async function createPortalLink(db: Queryable, orgId: string, keyId: string): Promise<PortalLink> {
+  await db.query(
+    `DELETE FROM portal_sessions
+      WHERE org_id = $1 AND link_expires_at < now() - interval '1 day'
+        AND (session_expires_at IS NULL OR session_expires_at < now() - interval '1 day')`,
+    [orgId],
+  );
+  const token = generateLinkToken();
+  const [row] = await db.query<{ expires_at: string }>(
+    `INSERT INTO portal_sessions (org_id, key_id, token_hash, link_expires_at)
+     VALUES ($1, $2, $3, now() + make_interval(mins => $4))
+     RETURNING to_char(link_expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at`,
+    [orgId, keyId, hashPortalSecret(token), LINK_MINUTES],
+  );
+  return { token, expiresAt: row!.expires_at };
+}
+
+export interface PortalGrant {
+  /** The session's bearer secret (`lps_…`): answered once, never stored. */
+  readonly session: string;
+  readonly expiresAt: string;
+  readonly organizationUid: string;
+  readonly scope: KeyScope;
+}
+
+/** Why an exchange was refused, said to whoever holds the token (and only them: the lookup is by its hash). */
+export type ExchangeRefusal = 'used' | 'expired' | 'not_valid';
+
+/**
+ * Exchanges a link's token for a session, exactly once: one UPDATE claims the
+ * row only while it is unused, unexpired and its key active, so of two
+ * exchanges at once one gets the row and the other nothing. The session
+ * lasts SESSION_MINUTES, or until the key expires if that is sooner.
+ */
+export async function exchangePortalLink(db: Queryable, token: string): Promise<PortalGrant | ExchangeRefusal> {
+  if (!LINK_TOKEN_PATTERN.test(token)) return 'not_valid';
+  const tokenHash = hashPortalSecret(token);
+  const session = generateSessionSecret();
+  const [granted] = await db.query<{ expires_at: string; org_uid: string; scope: KeyScope }>(
+    `UPDATE portal_sessions s
+        SET used_at = now(), session_hash = $2,
+            session_expires_at = least(now() + make_interval(mins => $3), k.expires_at)
+       FROM api_keys k, organizations o
+      WHERE s.token_hash = $1 AND s.used_at IS NULL AND s.link_expires_at > now()
+        AND k.id = s.key_id AND k.org_id = s.org_id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+        AND o.id = s.org_id
+     RETURNING to_char(s.session_expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at, o.uid AS org_uid, k.scope`,
+    [tokenHash, hashPortalSecret(session), SESSION_MINUTES],
+  );
+  if (granted) return { session, expiresAt: granted.expires_at, organizationUid: granted.org_uid, scope: granted.scope };
+  const [refused] = await db.query<{ used: boolean; expired: boolean }>(
+    'SELECT used_at IS NOT NULL AS used, link_expires_at <= now() AS expired FROM portal_sessions WHERE token_hash = $1',
+    [tokenHash],
+  );
+  if (refused?.used) return 'used';
+  if (refused?.expired) return 'expired';
+  return 'not_valid';
+}
+
+/** The scopes a session of a `scope` key holds: every key reads. */
+export function scopesOf(scope: KeyScope): KeyScope[] {
+  return scope === 'read' ? ['read'] : ['read', scope];
+}
