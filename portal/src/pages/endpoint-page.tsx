@@ -125,7 +125,14 @@ export function EndpointPage({ id, location }: { id: string; location: Location 
               </button>
             </div>
           </form>
-          <EditEndpoint key={e.updated_at} endpoint={e} onSaved={() => endpoint.reload()} />
+          <EditEndpoint
+            key={e.updated_at}
+            endpoint={e}
+            onSaved={() => {
+              setNotice('Endpoint saved.');
+              endpoint.reload();
+            }}
+          />
           <Attempts endpoint={id} location={location} />
         </>
       ) : null}
@@ -135,7 +142,6 @@ export function EndpointPage({ id, location }: { id: string; location: Location 
 
 function EditEndpoint({ endpoint, onSaved }: { endpoint: WebhookEndpoint; onSaved: () => void }) {
   const [problem, setProblem] = useState<Error | undefined>();
-  const [saved, setSaved] = useState('');
   const [sending, setSending] = useState(false);
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -149,7 +155,6 @@ function EditEndpoint({ endpoint, onSaved }: { endpoint: WebhookEndpoint; onSave
     setProblem(undefined);
     try {
       await api(`/api/webhook_endpoints/${encodeURIComponent(endpoint.id)}/`, { method: 'POST', body });
-      setSaved('Saved.');
       onSaved();
     } catch (error) {
       setProblem(error instanceof Error ? error : new Error(String(error)));
@@ -173,8 +178,7 @@ function EditEndpoint({ endpoint, onSaved }: { endpoint: WebhookEndpoint; onSave
       <div class="actions">
         <button type="submit" disabled={sending}>
           Save
-        </button>{' '}
-        {saved ? <span role="status">{saved}</span> : null}
+        </button>
       </div>
       <ProblemAlert error={problem} />
     </form>

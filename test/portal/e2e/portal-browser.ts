@@ -5,6 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { setUpDemo } from '../../../src/cli/commands/demo.js';
+import { DEMO_ORG_UID } from '../../../src/cli/demo-data.js';
+import { publishAllEvents } from '../../../src/events/publish-events.js';
+import { findOrganization } from '../../../src/organizations/organizations.js';
 import type { Store } from '../../../src/store/store.js';
 import { buildApp } from '../../helpers/app.js';
 import { openPgliteTestStore, openPostgresTestStore } from '../../helpers/stores.js';
@@ -25,6 +28,8 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core
 
 export interface Demo {
   org: string;
+  /** The organization's internal id (publishing its events takes it). */
+  orgId: string;
   key: string;
   key_id: string;
   write_key: string;
@@ -53,7 +58,7 @@ export async function startPortal(options: { frameAncestors?: string[] } = {}): 
   if (!chromiumInstalled) throw new Error(`${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
   if (!existsSync(path.join(PORTAL_DIRECTORY, 'index.html'))) throw new Error(`${PORTAL_DIRECTORY} has no build: run npm run build`);
   const store = await openStore();
-  const demo = (await setUpDemo(store)) as unknown as Demo;
+  const demo = { ...(await setUpDemo(store)), orgId: (await findOrganization(store, DEMO_ORG_UID))!.id } as unknown as Demo;
   const app = await buildApp({
     store,
     portal: { directory: PORTAL_DIRECTORY, frameAncestors: options.frameAncestors ?? [] },
@@ -119,4 +124,9 @@ export async function axeViolations(page: Page): Promise<string[]> {
 /** The demo's keys as Basic authorization, for checks through the API beside the browser. */
 export function basicOf(fixture: PortalFixture, key: string): string {
   return basicAuthorization(fixture.demo.org, key);
+}
+
+/** Publishes the demo organization's new events into its log, as a serving node does after its writes. */
+export async function publishEvents(fixture: PortalFixture): Promise<void> {
+  await publishAllEvents(fixture.store, fixture.demo.orgId);
 }

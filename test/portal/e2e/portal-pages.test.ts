@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, basicOf, newPortalPage, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
+import { axeViolations, basicOf, publishEvents, newPortalPage, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
 
 describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
   let fixture: PortalFixture;
@@ -82,6 +82,8 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     await expect.poll(() => caption(page)).toContain(`Loans: ${loans.count} in all`);
 
     await page.getByRole('link', { name: 'Credit limits' }).click();
+    await page.getByLabel('Entity UID').fill('ent_demo_01');
+    await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('link', { name: 'cl_demo_01_usd' }).click();
     await page.getByRole('heading', { level: 1, name: 'Credit limit cl_demo_01_usd' }).waitFor();
     const limit = await api<{ outstanding: number; capacity: number }>('/api/limits/cl_demo_01_usd/', fixture.demo.key);
@@ -156,9 +158,10 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
       headers: { 'content-type': 'application/json', 'idempotency-key': `tail-${Date.now()}` },
       body: JSON.stringify({ amount: '10.00' }),
     });
+    await publishEvents(fixture);
     const tail = page.getByRole('log', { name: 'Events received by the live tail' });
-    await tail.getByText('ledger_entry.created').waitFor();
-    await tail.getByText('credit_limit.updated').waitFor();
+    await tail.getByText('ledger_entry.created', { exact: true }).waitFor();
+    await tail.getByText('credit_limit.updated', { exact: true }).waitFor();
     expect(await tail.textContent()).toContain(drawn.entry.id);
     await page.getByRole('button', { name: 'Stop live tail' }).click();
     await page.getByText('Live tail stopped.').waitFor();
