@@ -10,8 +10,9 @@ import { SignIn } from './pages/sign-in';
 
 type State = { kind: 'exchanging' } | { kind: 'signed-in'; session: Session } | { kind: 'signed-out'; reason?: string };
 
-/** Reads the link's token once (before the first render removes it from the address). */
+/** Reads the link's token once (before the first render removes it from the address) and exchanges it at once. */
 const tokenInLink = takeTokenFromLocation();
+const exchanging = tokenInLink ? exchangeToken(tokenInLink) : null;
 
 export function App() {
   const [state, setState] = useState<State>(() => {
@@ -20,8 +21,8 @@ export function App() {
     return session ? { kind: 'signed-in', session } : { kind: 'signed-out' };
   });
   useEffect(() => {
-    if (!tokenInLink) return;
-    exchangeToken(tokenInLink).then(
+    if (!exchanging) return;
+    exchanging.then(
       (session) => {
         keepSession(session);
         setState({ kind: 'signed-in', session });

@@ -11,7 +11,7 @@ export interface FilterSpec {
   hint?: string;
 }
 
-const TIME_HINT = 'A date (2025-01-31) or a time (2025-01-31T09:30:00Z); inclusive.';
+const TIME_HINT = 'Inclusive: 2025-01-31 or 2025-01-31T09:30:00Z.';
 
 /**
  * A list's filters and ordering as a real form. Submitting puts them in the address (a new

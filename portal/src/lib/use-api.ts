@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -11,7 +11,8 @@ export interface Loaded<T> {
 export function useLoad<T>(key: string | null, load: (signal: AbortSignal) => Promise<T>): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: key !== null });
   const [generation, setGeneration] = useState(0);
-  useEffect(() => {
+  // A layout effect starts the request right after the render, not a frame later (the first page is sooner).
+  useLayoutEffect(() => {
     if (key === null) return;
     const controller = new AbortController();
     setState((previous) => ({ data: previous.data, loading: true }));
