@@ -49,9 +49,8 @@ export function basicAuthHook(databaseOf: (request: FastifyRequest) => Queryable
     const authorization = request.headers.authorization;
     const credentials = parseBasicAuthorization(authorization);
     const session = credentials ? undefined : parseBearerAuthorization(authorization);
-    if (authorization === undefined || (!credentials && session === undefined)) {
-      throw /^Bearer\b/i.test(authorization ?? '') ? sessionEnded() : unauthorized();
-    }
+    // Anything but Basic or a session's Bearer (an API key sent as Bearer included) gets the one Basic challenge.
+    if (authorization === undefined || (!credentials && session === undefined)) throw unauthorized();
     const cached = cache?.get(authorization);
     if (cached) {
       request.auth = cached;

@@ -16,6 +16,7 @@ import { loanWriteOperations, loanWriteSchemas } from './loan-write-operations.j
 import { events } from '../events/events-resource.js';
 import { servesEvents } from '../events/event-types.js';
 import { eventSchemas, eventWebhooks, resendPath, streamPath } from './event-operations.js';
+import { PORTAL_SESSION_SCHEME, PORTAL_TAG, portalSessionPaths, portalSessionScheme, portalSessionSchemas } from './portal-session-operations.js';
 import { WEBHOOK_ENDPOINTS_TAG, webhookEndpointPaths, webhookEndpointSchemas } from './webhook-endpoint-operations.js';
 
 /**
@@ -76,7 +77,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
   const loanSchemas = written?.loans ? loanWriteSchemas(written.loans, written.limits) : undefined;
   if (written?.loans) for (const [path, post] of Object.entries(loanWriteOperations(written.loans, written.limits))) paths[path] = { ...paths[path], post };
   if (withEvents) Object.assign(paths, resendPath(events), streamPath(events));
-  Object.assign(paths, webhookEndpointPaths());
+  Object.assign(paths, webhookEndpointPaths(), portalSessionPaths());
   paths['/healthz'] = { get: healthOperation() };
   paths['/readyz'] = { get: readyOperation() };
   paths['/api/openapi.json'] = {
@@ -101,10 +102,11 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
       ...listed.map((resource) => ({ name: tagOf(resource), description: resource.description })),
       ...(ledger ? [{ name: 'Ledger', description: 'Drawdowns and repayments: write-scoped keys, Idempotency-Key required.' }] : []),
       { name: WEBHOOK_ENDPOINTS_TAG, description: 'Where the organization\'s events are delivered: keys with the `webhooks` scope.' },
+      { name: PORTAL_TAG, description: 'One-time links into the organization\'s portal, and their exchange for a session the portal sends as a bearer credential.' },
       { name: 'Health', description: 'Probes for orchestrators; no authentication.' },
       { name: 'Reference', description: 'This document and its interactive rendering; no authentication.' },
     ],
-    security: [{ basicAuth: [] }],
+    security: [{ basicAuth: [] }, { [PORTAL_SESSION_SCHEME]: [] }],
     paths,
     ...(withEvents ? { webhooks: eventWebhooks() } : {}),
     components: {
@@ -114,6 +116,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
           scheme: 'basic',
           description: 'User name: your organization ID. Password: an API key (a `write`-scoped key for drawdowns and repayments).',
         },
+        [PORTAL_SESSION_SCHEME]: portalSessionScheme(),
       },
       schemas: {
         ...Object.fromEntries(
@@ -127,6 +130,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): JsonObjec
         ...ledger?.schemas,
         ...loanSchemas,
         ...webhookEndpointSchemas(),
+        ...portalSessionSchemas(),
         Health: {
           title: 'Health',
           type: 'object',

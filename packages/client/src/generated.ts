@@ -1569,6 +1569,61 @@ export interface WebhookDeliveryAttemptPage {
   items: WebhookDeliveryAttempt[];
 }
 /**
+ * A one-time link into the portal.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "PortalSession".
+ */
+export interface PortalSession {
+  object: 'portal_session';
+  /**
+   * Open it in a browser, once. The same fragment on a page’s path opens that page (`/portal/webhooks/#token=…`).
+   */
+  url: string;
+  /**
+   * Until when the link may be exchanged (10 minutes).
+   */
+  expires_at: string;
+}
+/**
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "PortalSessionExchangeInput".
+ */
+export interface PortalSessionExchangeInput {
+  /**
+   * The text after `#token=` in the link.
+   */
+  token: string;
+}
+/**
+ * A portal session: its bearer secret, shown this once.
+ *
+ * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
+ * via the `definition` "PortalSessionGrant".
+ */
+export interface PortalSessionGrant {
+  object: 'portal_session_grant';
+  /**
+   * Send as `Authorization: Bearer <session>`.
+   */
+  session: string;
+  /**
+   * When the session ends (at most 1 hour after the exchange).
+   */
+  expires_at: string;
+  /**
+   * The organization the session acts for.
+   */
+  organization_id: string;
+  /**
+   * What the session may do: `read`, and the key’s `write` or `webhooks` scope if it has one.
+   *
+   * @minItems 1
+   * @maxItems 2
+   */
+  scopes: ('read' | 'write' | 'webhooks')[];
+}
+/**
  * This interface was referenced by `LendingApiSchemas`'s JSON-Schema
  * via the `definition` "Health".
  */

@@ -7,6 +7,7 @@ export { LoansClient } from './loans-client.js';
 export { EventsClient } from './events-client.js';
 export type { EventStreamOptions, EventStreamParams } from './event-stream.js';
 export { WebhookEndpointsClient } from './webhook-endpoints-client.js';
+export { PortalSessionsClient } from './portal-sessions-client.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders, type WebhookVerificationErrorCode } from './verify-webhook.js';
 export type { HttpMethod, RetryOptions } from './retry-policy.js';
 export type { ClientOptions, FetchFunction, RequestOptions, RetryEvent, WriteOptions } from './transport.js';

@@ -2,6 +2,7 @@ import { CreditLimitsClient } from './credit-limits-client.js';
 import { EventsClient } from './events-client.js';
 import { LendingCollections } from './generated-collections.js';
 import { LoansClient } from './loans-client.js';
+import { PortalSessionsClient } from './portal-sessions-client.js';
 import { Transport, type ClientOptions } from './transport.js';
 import { WebhookEndpointsClient } from './webhook-endpoints-client.js';
 
@@ -12,7 +13,8 @@ export type LendingClientOptions = ClientOptions;
  * in the OpenAPI document (generated into `LendingCollections`), all sharing
  * one connection; `creditLimits` also records drawdowns and repayments,
  * `loans` creates and repays loans, `events` lists the event log and resends,
- * and `webhookEndpoints` manages where events are delivered.
+ * `webhookEndpoints` manages where events are delivered, and `portalSessions`
+ * makes one-time links into the organization's portal.
  *
  * @example
  * const client = new LendingClient({ baseUrl: 'http://127.0.0.1:3000', organizationId: 'org_demo', apiKey: process.env.LENDING_API_KEY! });
@@ -25,6 +27,7 @@ export class LendingClient extends LendingCollections {
   declare readonly loans: LoansClient;
   declare readonly events: EventsClient;
   declare readonly webhookEndpoints: WebhookEndpointsClient;
+  declare readonly portalSessions: PortalSessionsClient;
 
   constructor(options: LendingClientOptions) {
     const transport = new Transport(options);
@@ -33,5 +36,6 @@ export class LendingClient extends LendingCollections {
     this.loans = new LoansClient(transport);
     this.events = new EventsClient(transport);
     this.webhookEndpoints = new WebhookEndpointsClient(transport);
+    this.portalSessions = new PortalSessionsClient(transport);
   }
 }
