@@ -57,7 +57,9 @@ export async function runPortalScenario(log: (line: string) => void): Promise<st
       const context = await browser.newContext();
       const page = await context.newPage();
       await page.goto(`${demo.url}/portal/${new URL(url).hash}`, { waitUntil: 'commit' });
-      const handle = await page.waitForFunction(() => (document.querySelector('table.records caption')?.textContent?.includes('in all') ? performance.now() : 0), undefined, { polling: 'raf', timeout: 60_000 });
+      // A string, not a function: the page's DOM types are not this program's (Node's).
+      const rendered = "document.querySelector('table.records caption')?.textContent?.includes('in all') ? performance.now() : 0";
+      const handle = await page.waitForFunction(rendered, undefined, { polling: 'raf', timeout: 60_000 });
       times.push((await handle.jsonValue()) as number);
       await context.close();
     }

@@ -113,11 +113,11 @@ export async function signIn(fixture: PortalFixture, page: Page, key: string, pa
 /** axe-core's serious and critical violations on the page as it is now (axe runs through DevTools, outside the page's CSP). */
 export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
+  // A string, not a function: the page's DOM types are not this program's (Node's).
+  const violations = await page.evaluate<{ id: string; impact: string; help: string; targets: string[] }[]>(`(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-  });
+  })()`);
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
 }
 

@@ -191,7 +191,7 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
         found.push(...(await axeViolations(page)).map((violation) => `${width}px ${path}: ${violation}`));
       }
       // The signed-out page too.
-      await page.evaluate(() => sessionStorage.clear());
+      await page.evaluate('sessionStorage.clear()');
       await page.goto(`${fixture.baseUrl}/portal/`);
       await page.getByRole('heading', { name: 'Open a fresh portal link' }).waitFor();
       found.push(...(await axeViolations(page)).map((violation) => `${width}px signed out: ${violation}`));

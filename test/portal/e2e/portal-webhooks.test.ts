@@ -64,7 +64,7 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     expect(secretText).toMatch(/^whsec_/);
     await secret.getByRole('button', { name: 'Copy the secret' }).click();
     await secret.getByText('Copied to the clipboard.').waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secretText);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secretText);
     await secret.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.getByText(secretText).count()).toBe(0);
 
@@ -76,7 +76,7 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await newDeliverer(fixture.store).deliverDue();
     await page.reload();
     await expect.poll(() => badge(page).textContent()).toBe('Failing');
-    expect(await badge(page).evaluate((element) => getComputedStyle(element).backgroundColor)).toBe('rgb(179, 38, 30)');
+    expect(await badge(page).evaluate('(element) => getComputedStyle(element).backgroundColor')).toBe('rgb(179, 38, 30)');
     await page.getByRole('img', { name: /Attempts in 24 hours: 0 succeeded, 2 failed/ }).waitFor();
     await page.getByLabel('Failed only').check();
     await page.getByRole('button', { name: 'Apply' }).click();
