@@ -47,7 +47,15 @@ export function Layout({ session, location, children }: { session: Session | nul
   });
   return (
     <div class="shell" onClick={onLinkClick}>
-      <a class="skip-link" href="#main">
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(event) => {
+          // Focus the content without a #main in the address (the portal's own links are paths).
+          event.preventDefault();
+          main.current?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="site-header">

@@ -76,7 +76,9 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await newDeliverer(fixture.store).deliverDue();
     await page.reload();
     await expect.poll(() => badge(page).textContent()).toBe('Failing');
-    expect(await badge(page).evaluate('(element) => getComputedStyle(element).backgroundColor')).toBe('rgb(179, 38, 30)');
+    // Runs in the page: getComputedStyle is the page's (this program has Node's types, not the DOM's).
+    type Styled = { getComputedStyle: (element: unknown) => { backgroundColor: string } };
+    expect(await badge(page).evaluate((element: unknown) => (globalThis as unknown as Styled).getComputedStyle(element).backgroundColor)).toBe('rgb(179, 38, 30)');
     await page.getByRole('img', { name: /Attempts in 24 hours: 0 succeeded, 2 failed/ }).waitFor();
     await page.getByLabel('Failed only').check();
     await page.getByRole('button', { name: 'Apply' }).click();
