@@ -9,22 +9,31 @@ export interface Loaded<T> {
 
 /** Runs `load` whenever `key` changes (a page's API path, say); an answer for an older key is dropped. */
 export function useLoad<T>(key: string | null, load: (signal: AbortSignal) => Promise<T>): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: key !== null });
+  // The answer is kept with the key it answers: another key's is never shown as this one's (a new
+  // query's page would otherwise show the last query's records, and their paging links, until it loads).
+  const [state, setState] = useState<{ key?: string; data?: T; error?: Error; loading: boolean }>({ loading: key !== null });
   const [generation, setGeneration] = useState(0);
   // A layout effect starts the request right after the render, not a frame later (the first page is sooner).
   useLayoutEffect(() => {
     if (key === null) return;
     const controller = new AbortController();
-    setState((previous) => ({ data: previous.data, loading: true }));
+    // A reload of the same key keeps its records on screen while it runs.
+    setState((previous) => (previous.key === key ? { key, data: previous.data, loading: true } : { loading: true }));
     load(controller.signal).then(
-      (data) => !controller.signal.aborted && setState({ data, loading: false }),
+      (data) => !controller.signal.aborted && setState({ key, data, loading: false }),
       (error: unknown) => {
         if (controller.signal.aborted) return;
-        setState({ error: error instanceof Error ? error : new Error(String(error)), loading: false });
+        setState({ key, error: error instanceof Error ? error : new Error(String(error)), loading: false });
       },
     );
     return () => controller.abort();
     // `load` is a fresh closure each render; `key` names what it loads.
   }, [key, generation]);
-  return { data: state.data, error: state.error, loading: state.loading, reload: () => setGeneration((n) => n + 1) };
+  const current = state.key === key;
+  return {
+    data: current ? state.data : undefined,
+    error: current ? state.error : undefined,
+    loading: state.loading || (!current && key !== null),
+    reload: () => setGeneration((n) => n + 1),
+  };
 }

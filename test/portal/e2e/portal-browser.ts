@@ -130,3 +130,8 @@ export function basicOf(fixture: PortalFixture, key: string): string {
 export async function publishEvents(fixture: PortalFixture): Promise<void> {
   await publishAllEvents(fixture.store, fixture.demo.orgId);
 }
+
+/** Polls until the assertion holds: generous, for a busy 2-core machine (vitest's default gives up after 1 s). */
+export function eventually<T>(value: () => T | Promise<T>) {
+  return expect.poll(value, { timeout: 60_000, interval: 200 });
+}

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, basicOf, publishEvents, newPortalPage, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
+import { axeViolations, basicOf, eventually, newPortalPage, publishEvents, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
 
 describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
   let fixture: PortalFixture;
@@ -22,35 +22,35 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     const { context, page, problems } = await newPortalPage(fixture);
     await signIn(fixture, page, fixture.demo.key);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Credit limits');
-    await expect.poll(() => caption(page)).toBe(`Credit limits: ${count} in all, page 1 of ${Math.ceil(count / 10)}`);
+    await eventually(() => caption(page)).toBe(`Credit limits: ${count} in all, page 1 of ${Math.ceil(count / 10)}`);
     expect(await page.getByRole('table').locator('tbody tr').count()).toBe(10);
 
     await page.getByRole('navigation', { name: 'Credit limits pages' }).getByRole('link', { name: 'Next' }).click();
-    await expect.poll(() => caption(page)).toContain('page 2 of');
+    await eventually(() => caption(page)).toContain('page 2 of');
     expect(new URL(page.url()).searchParams.get('page')).toBe('2');
 
     await page.getByLabel('Entity UID').fill('ent_demo_01');
     await page.getByLabel('Order by').selectOption('-balance');
     await page.getByRole('button', { name: 'Apply' }).click();
     const filtered = await api<{ count: number; items: { uid: string }[] }>('/api/limits/?entity=ent_demo_01&order_by=-balance', fixture.demo.key);
-    await expect.poll(() => caption(page)).toBe(`Credit limits: ${filtered.count} in all, page 1 of 1`);
+    await eventually(() => caption(page)).toBe(`Credit limits: ${filtered.count} in all, page 1 of 1`);
     expect(new URL(page.url()).search).toBe('?entity=ent_demo_01&order_by=-balance');
     expect(await page.locator('tbody th').allTextContents()).toEqual(filtered.items.map((item) => item.uid));
 
     await page.goBack();
-    await expect.poll(() => caption(page)).toContain('page 2 of');
+    await eventually(() => caption(page)).toContain('page 2 of');
     expect(await page.getByLabel('Entity UID').inputValue()).toBe('');
     await page.goBack();
-    await expect.poll(() => caption(page)).toContain('page 1 of');
+    await eventually(() => caption(page)).toContain('page 1 of');
 
     // Cursor pages: the same records, linked by the API's cursors.
     await page.getByLabel('Paging').selectOption('cursor');
     await page.getByRole('button', { name: 'Apply' }).click();
-    await expect.poll(() => caption(page)).toBe(`Credit limits: ${count} in all, by cursor`);
+    await eventually(() => caption(page)).toBe(`Credit limits: ${count} in all, by cursor`);
     await page.getByRole('navigation', { name: 'Credit limits pages' }).getByRole('link', { name: 'Next' }).click();
-    await expect.poll(() => new URL(page.url()).searchParams.get('cursor')).toMatch(/.+/);
+    await eventually(() => new URL(page.url()).searchParams.get('cursor')).toMatch(/.+/);
     const cursorPage = await api<{ items: { uid: string }[] }>(`/api/limits/${new URL(page.url()).search}`, fixture.demo.key);
-    await expect.poll(() => page.locator('tbody th').allTextContents()).toEqual(cursorPage.items.map((item) => item.uid));
+    await eventually(() => page.locator('tbody th').allTextContents()).toEqual(cursorPage.items.map((item) => item.uid));
 
     // A refused filter is said next to its field.
     await page.getByLabel('Created from').fill('yesterday');
@@ -66,20 +66,20 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     const { context, page, problems } = await newPortalPage(fixture);
     await signIn(fixture, page, fixture.demo.key, '/portal/methods/?currency=eur&order_by=type');
     const methods = await api<{ count: number; items: { uid: string }[] }>('/api/methods/?currency=eur&order_by=type', fixture.demo.key);
-    await expect.poll(() => page.locator('tbody th').allTextContents()).toEqual(methods.items.map((item) => item.uid));
+    await eventually(() => page.locator('tbody th').allTextContents()).toEqual(methods.items.map((item) => item.uid));
     expect(await page.getByLabel('Currency').inputValue()).toBe('eur');
 
     await page.getByRole('link', { name: 'Entities' }).click();
     await page.getByLabel('Country').fill('FR');
     await page.getByRole('button', { name: 'Apply' }).click();
     const entities = await api<{ count: number }>('/api/entities/?country=FR', fixture.demo.key);
-    await expect.poll(() => caption(page)).toBe(`Entities: ${entities.count} in all, page 1 of 1`);
+    await eventually(() => caption(page)).toBe(`Entities: ${entities.count} in all, page 1 of 1`);
 
     await page.getByRole('link', { name: 'Loans', exact: true }).click();
     await page.getByLabel('Status').selectOption('active');
     await page.getByRole('button', { name: 'Apply' }).click();
     const loans = await api<{ count: number }>('/api/loans/?status=active', fixture.demo.key);
-    await expect.poll(() => caption(page)).toContain(`Loans: ${loans.count} in all`);
+    await eventually(() => caption(page)).toContain(`Loans: ${loans.count} in all`);
 
     await page.getByRole('link', { name: 'Credit limits' }).click();
     await page.getByLabel('Entity UID').fill('ent_demo_01');
@@ -91,13 +91,13 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     expect(await page.locator('#utilization-text').textContent()).toContain(`of ${limit.capacity.toLocaleString('en-US', { minimumFractionDigits: 2 })} USD`);
     await page.getByRole('img', { name: /Balance of cl_demo_01_usd/ }).waitFor();
     const entries = await api<{ count: number }>('/api/limits/cl_demo_01_usd/entries/', fixture.demo.key);
-    await expect.poll(() => page.getByRole('table', { name: /Ledger entries/ }).locator('tbody tr').count()).toBe(Math.min(10, Math.max(1, entries.count)));
+    await eventually(() => page.getByRole('table', { name: /Ledger entries/ }).locator('tbody tr').count()).toBe(Math.min(10, Math.max(1, entries.count)));
     await page.getByRole('table', { name: /Latest events of cl_demo_01_usd/ }).waitFor();
 
     await page.getByRole('link', { name: 'All events of this limit' }).click();
-    await expect.poll(() => new URL(page.url()).search).toBe('?object=cl_demo_01_usd');
+    await eventually(() => new URL(page.url()).search).toBe('?object=cl_demo_01_usd');
     const events = await api<{ count: number }>('/api/events/?object=cl_demo_01_usd', fixture.demo.key);
-    await expect.poll(() => caption(page)).toContain(`Events: ${events.count} in all`);
+    await eventually(() => caption(page)).toContain(`Events: ${events.count} in all`);
     const firstEvent = page.locator('tbody details').first();
     await firstEvent.locator('summary').click();
     expect(JSON.parse((await firstEvent.locator('pre').textContent()) ?? '{}').object).toBe('event');
@@ -120,7 +120,7 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     await page.getByLabel('Entity UID').focus();
     await page.keyboard.type('ent_demo_02');
     await page.keyboard.press('Enter');
-    await expect.poll(() => new URL(page.url()).search).toBe('?entity=ent_demo_02');
+    await eventually(() => new URL(page.url()).search).toBe('?entity=ent_demo_02');
     // At 360 px the menu folds behind a button.
     await page.setViewportSize({ width: 360, height: 740 });
     expect(await menu.getByRole('link', { name: 'Entities' }).isVisible()).toBe(false);
@@ -145,7 +145,7 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     await page.getByLabel('Currency').selectOption('USD');
     await page.getByText(/Credit limit cl_demo_02_usd: .* available/).waitFor();
     const method = page.getByLabel('Payment method');
-    await expect.poll(() => method.locator('option').count()).toBeGreaterThan(1);
+    await eventually(() => method.locator('option').count()).toBeGreaterThan(1);
     await method.selectOption({ index: 1 });
     await page.getByLabel('Principal').fill('999999999');
     await page.getByRole('button', { name: 'Create the loan' }).click();
@@ -179,7 +179,7 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     await publishEvents(fixture);
     const tail = page.getByRole('log', { name: 'Events received by the live tail' });
     // The drawdown's two events, and nothing from before the tail started.
-    await expect.poll(async () => (await tail.locator('summary strong').allTextContents()).sort()).toEqual(['credit_limit.updated', 'ledger_entry.created']);
+    await eventually(async () => (await tail.locator('summary strong').allTextContents()).sort()).toEqual(['credit_limit.updated', 'ledger_entry.created']);
     expect(await tail.textContent()).toContain(drawn.entry.id);
     await page.getByRole('button', { name: 'Stop live tail' }).click();
     await page.getByText('Live tail stopped.').waitFor();
@@ -205,7 +205,7 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
         await signIn(fixture, page, key, path);
         await page.getByRole('status').filter({ hasText: 'Loading…' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
         await page.locator('h1').waitFor();
-        await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+        await eventually(() => page.getByText('Loading…').count()).toBe(0);
         found.push(...(await axeViolations(page)).map((violation) => `${width}px ${path}: ${violation}`));
       }
       // The signed-out page too.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../../src/auth/api-keys.js';
 import { createApiKey } from '../../../src/auth/api-keys.js';
-import { newPortalPage, portalLink, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
+import { eventually, newPortalPage, portalLink, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
 
 describe.skipIf(skipBrowser)('the portal’s sign-in link, in Chromium', () => {
   let fixture: PortalFixture;
@@ -18,7 +18,7 @@ describe.skipIf(skipBrowser)('the portal’s sign-in link, in Chromium', () => {
     await first.page.goto(link);
     await first.page.getByRole('heading', { level: 1, name: 'Payment methods' }).waitFor();
     expect(first.page.url()).toBe(`${fixture.baseUrl}/portal/methods/?currency=USD`);
-    await expect.poll(() => first.page.getByRole('table').locator('caption').textContent()).toMatch(/Payment methods: \d+ in all/);
+    await eventually(() => first.page.getByRole('table').locator('caption').textContent()).toMatch(/Payment methods: \d+ in all/);
     await first.page.reload();
     await first.page.getByRole('table').waitFor();
     expect(await first.page.getByRole('heading', { level: 1 }).textContent()).toBe('Payment methods');

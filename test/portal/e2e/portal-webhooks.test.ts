@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newDeliverer } from '../../webhooks/deliverer-helpers.js';
-import { axeViolations, basicOf, newPortalPage, publishEvents, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
+import { axeViolations, basicOf, eventually, newPortalPage, publishEvents, signIn, skipBrowser, startPortal, type PortalFixture } from './portal-browser.js';
 
 /** A loopback HTTP server answering every request with `answer()`. */
 async function listen(answer: (request: http.IncomingMessage) => { status: number; type: string; body: string }): Promise<{ server: Server; origin: string }> {
@@ -75,25 +75,25 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await drawdown('5.00');
     await newDeliverer(fixture.store).deliverDue();
     await page.reload();
-    await expect.poll(() => badge(page).textContent()).toBe('Failing');
+    await eventually(() => badge(page).textContent()).toBe('Failing');
     // Runs in the page: getComputedStyle is the page's (this program has Node's types, not the DOM's).
     type Styled = { getComputedStyle: (element: unknown) => { backgroundColor: string } };
     expect(await badge(page).evaluate((element: unknown) => (globalThis as unknown as Styled).getComputedStyle(element).backgroundColor)).toBe('rgb(179, 38, 30)');
     await page.getByRole('img', { name: /Attempts in 24 hours: 0 succeeded, 2 failed/ }).waitFor();
     await page.getByLabel('Failed only').check();
     await page.getByRole('button', { name: 'Apply' }).click();
-    await expect.poll(() => new URL(page.url()).search).toBe('?failed=1');
+    await eventually(() => new URL(page.url()).search).toBe('?failed=1');
     const attempts = page.getByRole('table', { name: /Attempts matching/ });
-    await expect.poll(() => attempts.locator('tbody tr').count()).toBe(2);
+    await eventually(() => attempts.locator('tbody tr').count()).toBe(2);
     expect(await attempts.locator('td.failed').count()).toBe(2);
     await page.getByLabel('Event type').fill('ledger_entry.*');
     await page.getByRole('button', { name: 'Apply' }).click();
-    await expect.poll(() => attempts.locator('tbody tr').count()).toBe(1);
+    await eventually(() => attempts.locator('tbody tr').count()).toBe(1);
     expect(await attempts.locator('tbody td').nth(0).textContent()).toBe('ledger_entry.created');
 
     // The outage: the developer disables the endpoint (its retries stop), fixes the receiver, tests it, enables it and replays.
     await page.getByRole('button', { name: 'Disable' }).click();
-    await expect.poll(() => badge(page).textContent()).toBe('Disabled');
+    await eventually(() => badge(page).textContent()).toBe('Disabled');
     receiver.status = 204;
     await page.getByRole('button', { name: 'Send a test event' }).click();
     await page.getByText('Test event delivered: the receiver answered 204').waitFor();
@@ -103,7 +103,7 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await page.getByText('2 failed events queued again.').waitFor();
     await newDeliverer(fixture.store).deliverDue();
     await page.goto(`${fixture.baseUrl}${new URL(page.url()).pathname}`);
-    await expect.poll(() => badge(page).textContent()).toBe('Healthy');
+    await eventually(() => badge(page).textContent()).toBe('Healthy');
     await page.getByRole('img', { name: /Attempts in 24 hours: 2 succeeded, 2 failed/ }).waitFor();
     expect(await page.getByRole('table', { name: /Attempts page 1/ }).locator('td.ok').count()).toBe(2);
     expect(await axeViolations(page)).toEqual([]);
@@ -151,11 +151,11 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     const { context, page } = await newPortalPage(fixture);
     const portalFrame = () => page.frames().find((frame) => frame !== page.mainFrame());
     await page.goto(`${allowedParent}/`);
-    await expect.poll(() => portalFrame()?.locator('h1').textContent().catch(() => null)).toBe('Open a fresh portal link');
+    await eventually(() => portalFrame()?.locator('h1').textContent().catch(() => null)).toBe('Open a fresh portal link');
 
     await page.goto(`${otherParent}/`);
     await page.waitForLoadState('load');
-    await expect.poll(() => portalFrame()?.url()).toMatch(/^chrome-error:/);
+    await eventually(() => portalFrame()?.url()).toMatch(/^chrome-error:/);
     expect(await portalFrame()!.getByText('Open a fresh portal link').count()).toBe(0);
     await context.close();
   });
