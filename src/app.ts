@@ -160,7 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Hooks and errors.
   await app.register(requestHooks, { allowedHosts: options.allowedHosts, corsOrigins: options.corsOrigins ?? [] });
   await app.register(problemAnswers, { outageSummaryMs: options.outageSummaryMs });
-  await app.register(securityHeaders);
+  await app.register(securityHeaders, { portalFrameAncestors: options.portal?.frameAncestors });
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });
 
@@ -201,10 +201,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     destinations: options.webhooks?.destinations ?? { allowPrivate: false, allowHosts: [] },
   });
   await app.register(portalSessionRoutes, { databaseOf, publicUrl: options.publicUrl, authCache });
-  await app.register(portalStaticRoutes, {
-    directory: options.portal?.directory ?? DEFAULT_PORTAL_DIRECTORY,
-    frameAncestors: options.portal?.frameAncestors ?? [],
-  });
+  await app.register(portalStaticRoutes, { directory: options.portal?.directory ?? DEFAULT_PORTAL_DIRECTORY });
   registerMethodNotAllowed();
   return app;
 }

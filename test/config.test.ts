@@ -120,6 +120,19 @@ describe('lending-api serve with a bad setting', () => {
     expect(failure?.stdout).not.toContain('listening');
   });
 
+  it('refuses a PORTAL_FRAME_ANCESTORS entry that is not an origin', async () => {
+    const failure = await run(BIN, ['serve', '--port', '0'], {
+      env: { ...process.env, DATABASE_URL: 'pglite://memory', PORTAL_FRAME_ANCESTORS: "https://dashboard.example.com 'self'" },
+    }).then(
+      () => undefined,
+      (error: { code: number; stderr: string; stdout: string }) => error,
+    );
+    expect(failure?.code).not.toBe(0);
+    expect(failure?.stderr).toContain("PORTAL_FRAME_ANCESTORS must be origins separated by spaces or commas");
+    expect(failure?.stderr).toContain("got ''self''");
+    expect(failure?.stdout).not.toContain('listening');
+  });
+
   it('names the flag-backed variable too (--workers)', async () => {
     const failure = await run(BIN, ['serve', '--workers', 'two'], { env: { ...process.env, DATABASE_URL: 'pglite://memory' } }).then(
       () => undefined,
@@ -141,5 +154,23 @@ describe('loadConfig overrides', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', 'fd00::/8']);
     expect(loadConfig({}).store).toEqual({ kind: 'pglite', dataDir: path.resolve('data') });
     expect(loadConfig({ DATABASE_URL: 'pglite://memory' }).store).toEqual({ kind: 'pglite', dataDir: undefined });
+  });
+});
+
+describe('PORTAL_FRAME_ANCESTORS', () => {
+  it('is none by default, and takes origins separated by spaces or commas, each once', () => {
+    expect(loadConfig({}).portalFrameAncestors).toEqual([]);
+    expect(loadConfig({ PORTAL_FRAME_ANCESTORS: 'https://dashboard.example.com, https://admin.example.com:8443  http://localhost:5173 https://dashboard.example.com' }).portalFrameAncestors).toEqual([
+      'https://dashboard.example.com',
+      'https://admin.example.com:8443',
+      'http://localhost:5173',
+    ]);
+  });
+
+  it('refuses what is not an http(s) origin as a browser writes it, naming the entry', () => {
+    for (const bad of ['*', "'self'", 'https://*.example.com', 'https://dashboard.example.com/', 'https://dashboard.example.com/app', 'HTTPS://Dashboard.example.com', 'https://dashboard.example.com:443', 'javascript:alert(1)', 'dashboard.example.com', "https://a.example.com;script-src"]) {
+      expect(() => loadConfig({ PORTAL_FRAME_ANCESTORS: bad }), bad).toThrow(ConfigError);
+      expect(() => loadConfig({ PORTAL_FRAME_ANCESTORS: `https://ok.example.com ${bad}` }), bad).toThrow(/^PORTAL_FRAME_ANCESTORS must be origins/);
+    }
   });
 });

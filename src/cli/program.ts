@@ -75,6 +75,15 @@ export function buildProgram(): Command {
     .action(async (id: string, flags) => (await import('./commands/key.js')).runKeyRevoke(id, flags));
 
   program
+    .command('portal')
+    .description("print a one-time link into an organization's portal (valid 10 minutes, opens one session of at most an hour)")
+    .requiredOption('--org <org>', 'organization ID')
+    .option('--key <id>', "the key id (key_…) whose scope the session has (default: the organization's newest active read key)")
+    .option('--url <url>', 'where the service is reached, for the link (default: PUBLIC_URL, else http://HOST:PORT)')
+    .option('--json', 'machine-readable output')
+    .action(async (flags) => (await import('./commands/portal.js')).runPortal(flags));
+
+  program
     .command('import')
     .description('load a JSON Lines file of records (payment methods, credit limits, entities, …), drawdowns and repayments; atomic: one invalid line and nothing is written')
     .argument('<file>', "JSON Lines file, or '-' for standard input")

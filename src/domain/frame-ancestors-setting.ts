@@ -7,6 +7,9 @@ import { MAX_ORIGIN_LENGTH } from './cors-origins-setting.js';
  */
 export type FrameAncestors = readonly string[];
 
+/** A scheme, a host name of letters, digits, `-` and dots (or an IPv6 address in brackets), and a port. */
+const PLAIN_ORIGIN = /^https?:\/\/(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::[0-9]{1,5})?$/;
+
 /**
  * Space- or comma-separated http(s) origins, each exactly as a browser writes
  * one (`https://dashboard.example.com`, a port only when not the scheme's
@@ -24,7 +27,8 @@ export function parseFrameAncestors(raw: string | undefined): FrameAncestors | {
     } catch {
       origin = undefined;
     }
-    if (origin === undefined || origin !== entry || entry.length > MAX_ORIGIN_LENGTH) {
+    // The URL parser takes `*`, `;` and more in a host name; a CSP directive would read them: only plain hosts.
+    if (origin === undefined || origin !== entry || !PLAIN_ORIGIN.test(entry) || entry.length > MAX_ORIGIN_LENGTH) {
       return {
         error: `must be origins separated by spaces or commas, such as https://dashboard.example.com (scheme, host and port only, lower case, no wildcard, at most ${MAX_ORIGIN_LENGTH} characters), got '${entry}'`,
       };

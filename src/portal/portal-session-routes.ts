@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
+import { LINK_TOKEN_PATTERN } from '../auth/portal-secrets.js';
 import { WWW_AUTHENTICATE } from '../auth/www-authenticate.js';
 import { ApiError } from '../domain/errors.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
@@ -103,6 +104,7 @@ function tokenOf(raw: string | undefined): string {
   if (token === undefined) errors.push({ param: 'token', detail: 'token is required: the text after #token= in the portal link' });
   // The value is never quoted back: it is a credential.
   else if (typeof token !== 'string') errors.push({ param: 'token', detail: `token must be a string, got ${typeName(token)}` });
+  else if (!LINK_TOKEN_PATTERN.test(token)) errors.push({ param: 'token', detail: 'token must be the text after #token= in the portal link: lpt_ and 43 letters, digits, - or _' });
   if (errors.length > 0) throw ApiError.invalidBody(errors);
   return token as string;
 }

@@ -1,15 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { FrameAncestors } from '../domain/frame-ancestors-setting.js';
 import { ApiError } from '../domain/errors.js';
 import { readBundle, type BundleFile } from './portal-bundle.js';
-import { portalCsp } from './portal-headers.js';
 
 export const PORTAL_PATH = '/portal/';
 
 export interface PortalStaticRoutesOptions {
   /** The built portal (`dist/portal/`). */
   readonly directory: string;
-  readonly frameAncestors: FrameAncestors;
 }
 
 /** How often a missing bundle is looked for again (after `npm run build` on a running server). */
@@ -22,7 +19,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
  * every other path under `/portal/` answers index.html, never cached, and the
  * portal reads its path and query itself. Only files read at start are
  * served: no directory listing, and no path can leave the bundle. Every answer
- * here carries the portal's CSP and framing policy.
+ * under /portal/ carries the portal's CSP and framing policy (http/security-headers.ts).
  */
 export async function portalStaticRoutes(app: FastifyInstance, options: PortalStaticRoutesOptions): Promise<void> {
   let bundle = readBundle(options.directory);
@@ -38,18 +35,6 @@ export async function portalStaticRoutes(app: FastifyInstance, options: PortalSt
       `the portal is not built: ${options.directory} has no index.html; run \`npm run build\` (or \`npm ci\`, which builds it)`,
     );
   };
-
-  const csp = portalCsp(options.frameAncestors);
-  const framed = options.frameAncestors.length > 0;
-  // Runs after the app's security headers (a parent's onSend runs first): the portal's policy replaces theirs.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('content-security-policy', csp);
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-content-type-options', 'nosniff');
-    if (framed) reply.removeHeader('x-frame-options');
-    else reply.header('x-frame-options', 'DENY');
-    done(null, payload);
-  });
 
   const serve = (request: FastifyRequest, reply: FastifyReply) => {
     const [rawPath = '', query] = splitOnce(request.raw.url ?? '', '?');

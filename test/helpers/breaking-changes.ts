@@ -17,10 +17,20 @@ function isNewErrorCode(path: readonly (string | number)[], action: string): boo
   return action === 'add' && path.includes('responses') && tail[0] === 'properties' && tail[1] === 'code' && tail[2] === 'enum';
 }
 
+/**
+ * A security scheme added to `components`: api-smart-diff counts it as breaking, but a scheme only
+ * defined changes nothing a client sends; requiring it where it was not would show as a change of an
+ * operation's or the document's `security`, which stays classed as api-smart-diff says (an added
+ * alternative, like the portal's bearer session beside basicAuth, is not breaking there).
+ */
+function isNewSecurityScheme(path: readonly (string | number)[], action: string): boolean {
+  return action === 'add' && path.length === 3 && path[0] === 'components' && path[1] === 'securitySchemes';
+}
+
 /** The changes from `released` to `current` that api-smart-diff classes as breaking for a client. */
 export function breakingChanges(released: JsonObject, current: JsonObject): BreakingChange[] {
   const { diffs } = apiCompare(released, current);
   return diffs
-    .filter((diff) => diff.type === 'breaking' && !isNewErrorCode(diff.path, diff.action))
+    .filter((diff) => diff.type === 'breaking' && !isNewErrorCode(diff.path, diff.action) && !isNewSecurityScheme(diff.path, diff.action))
     .map((diff) => ({ path: diff.path.join(' › '), description: diff.description ?? `${diff.action} ${JSON.stringify(diff.after ?? diff.before)}` }));
 }

@@ -48,7 +48,7 @@ describe('the bounds the document declares on what a request sends', () => {
     expect(boundedParameters.filter(({ parameter }) => parameter.in === 'query').length).toBeGreaterThan(25);
     expect(new Set(boundedParameters.map(({ parameter }) => parameter.in))).toEqual(new Set(['query', 'path', 'header']));
     expect(boundedMembers.map(({ member }) => member).sort()).toEqual(
-      ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference', 'endpoint', 'url', 'description', 'url', 'description', 'since', 'until'].sort(),
+      ['amount', 'at', 'reference', 'amount', 'at', 'reference', 'credit_limit', 'payment_method', 'principal', 'reference', 'amount', 'at', 'reference', 'endpoint', 'url', 'description', 'url', 'description', 'since', 'until', 'token'].sort(),
     );
   });
 });

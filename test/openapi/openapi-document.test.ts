@@ -68,6 +68,8 @@ describe('openapi.json', () => {
         '/api/events/{uid}/resend/',
         '/api/events/stream/',
         ...Object.keys(webhookEndpointPaths()),
+        '/api/portal_sessions/',
+        '/api/portal_sessions/exchange/',
         '/healthz',
         '/readyz',
         '/api/openapi.json',
@@ -140,11 +142,16 @@ describe('openapi.json', () => {
     }
   });
 
-  it('requires Basic authentication on the API and none on the probes', () => {
+  it('requires Basic authentication (or a portal session) on the API and none on the probes or the portal link exchange', () => {
     expect(components.securitySchemes?.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
-    expect(document.security).toEqual([{ basicAuth: [] }]);
+    expect(components.securitySchemes?.portalSession).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.security).toEqual([{ basicAuth: [] }, { portalSession: [] }]);
     expect(paths['/healthz']!.get.security).toEqual([]);
     expect(paths['/readyz']!.get.security).toEqual([]);
+    const posts = document.paths as Record<string, { post: Operation }>;
+    expect(posts['/api/portal_sessions/exchange/']!.post.security).toEqual([]);
+    // A portal link is made with a key, never with a session.
+    expect(posts['/api/portal_sessions/']!.post.security).toEqual([{ basicAuth: [] }]);
   });
 
   it('documents a new resource with no change to the generator', async () => {

@@ -25,7 +25,8 @@ const jsonl = (lines: readonly unknown[]) => Readable.from([lines.map((line) => 
  * the CLI runs it (record, replay, refuse, repay), HTTP writes with an
  * Idempotency-Key (first use and replay), cursor pages, and the import
  * (records and ledger lines, a re-import with a change, a file refused for
- * every reason at once), and a loan created and repaid over HTTP. Throws when an answer is not what it should be.
+ * every reason at once), a loan created and repaid over HTTP, and a portal link made, exchanged and used.
+ * Throws when an answer is not what it should be.
  */
 export async function runStatementWorkload(store: Store, recorded: Store): Promise<void> {
   const tenant = await createTenant(store, 'Sharded Lender', 'write');
@@ -108,5 +109,23 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
     if (repaid.statusCode !== 201) throw new Error(`loan repayment answered ${repaid.statusCode}: ${repaid.body}`);
   } finally {
     await loans.close();
+  }
+
+  // The portal (a reference table): a link made (after its organization's pruning), exchanged, refused a second
+  // time (the refusal's lookup), and a list read with the session (the Bearer lookup, joined to the key).
+  const portal = await buildApp({ store: recorded });
+  try {
+    const link = await portal.inject({ method: 'POST', url: '/api/portal_sessions/', headers: { authorization: tenant.authorization } });
+    if (link.statusCode !== 201) throw new Error(`portal link answered ${link.statusCode}: ${link.body}`);
+    const token = new URL((JSON.parse(link.body) as { url: string }).url).hash.replace('#token=', '');
+    const exchange = () => portal.inject({ method: 'POST', url: '/api/portal_sessions/exchange/', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ token }) });
+    const granted = await exchange();
+    if (granted.statusCode !== 201) throw new Error(`portal exchange answered ${granted.statusCode}: ${granted.body}`);
+    if ((await exchange()).statusCode !== 401) throw new Error('a portal link was exchanged twice');
+    const session = (JSON.parse(granted.body) as { session: string }).session;
+    const listed = await portal.inject({ url: '/api/limits/', headers: { authorization: `Bearer ${session}` } });
+    if (listed.statusCode !== 200) throw new Error(`a list with a portal session answered ${listed.statusCode}: ${listed.body}`);
+  } finally {
+    await portal.close();
   }
 }

@@ -9,6 +9,7 @@ import { closeOnSignals, serverStoreOptions, startServer, type RunningServer } f
 import { migrate } from '../../store/migrate.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
+import { operatorPortalLink, type OperatorPortalLink } from '../../portal/cli-portal-link.js';
 import { DEMO_ORG_NAME, DEMO_ORG_UID, demoLines } from '../demo-data.js';
 import { print, type OutputOptions } from '../output.js';
 import { publishAfterWrite } from '../publish-after-write.js';
@@ -69,7 +70,12 @@ export async function setUpDemo(store: Store): Promise<DemoResult> {
   };
 }
 
-function credentialsText(demo: DemoResult, baseUrl: string): string {
+/** A one-time portal link for the demo's write key (the pages a loan is prepared on; --key names another). */
+function demoPortalLink(store: Store, demo: DemoResult, baseUrl: string): Promise<OperatorPortalLink> {
+  return operatorPortalLink(store, demo.org, baseUrl, demo.write_key_id);
+}
+
+function credentialsText(demo: DemoResult, baseUrl: string, portal: OperatorPortalLink): string {
   const limit = `${baseUrl}/api/limits/${DEMO_DRAW_LIMIT}/`;
   // A fresh key each run: sent twice, the same line is answered from the first time and draws once.
   const idempotencyKey = `demo-${randomUUID()}`;
@@ -81,6 +87,7 @@ function credentialsText(demo: DemoResult, baseUrl: string): string {
     ...(demo.revoked_key_ids.length > 0
       ? [`revoked:           ${demo.revoked_key_ids.length} key(s) of ${demo.org} from earlier runs (${demo.revoked_key_ids.join(', ')}): only the three above work now`]
       : []),
+    `portal:            ${portal.url}   (write key's session; opens once, within 10 minutes; another: npx lending-api portal --org ${demo.org} --key ${demo.webhooks_key_id})`,
     '',
     'paste this line into each shell you try the API from (the examples in README.md and docs/ use $ORG, $R, $W and $H):',
     `  ${exportLine(demo)}`,
@@ -119,7 +126,9 @@ async function printDemo(flags: OutputOptions): Promise<void> {
   try {
     if (store.kind === 'pglite') await migrate(store);
     const demo = await setUpDemo(store);
-    print(flags, demo, credentialsText(demo, `http://${config.host}:${config.port}`));
+    const baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    const portal = await demoPortalLink(store, demo, baseUrl);
+    print(flags, { ...demo, portal_url: portal.url, portal_expires_at: portal.expires_at }, credentialsText(demo, baseUrl, portal));
   } finally {
     await store.close();
   }
@@ -145,7 +154,12 @@ async function serveDemo(flags: ServeFlags): Promise<void> {
   }
   try {
     const demo = await setUpDemo(store);
-    print(flags, { ...demo, url: server.url, metrics: server.metricsUrl ?? null }, `${listeningLine(server)}\n\n${credentialsText(demo, server.url)}`);
+    const portal = await demoPortalLink(store, demo, config.publicUrl ?? server.url);
+    print(
+      flags,
+      { ...demo, url: server.url, metrics: server.metricsUrl ?? null, portal_url: portal.url, portal_expires_at: portal.expires_at },
+      `${listeningLine(server)}\n\n${credentialsText(demo, server.url, portal)}`,
+    );
   } catch (error) {
     await server.close();
     throw error;

@@ -107,16 +107,33 @@ describe('the portal’s pages', () => {
     }
   });
 
+  it('carries them on refusals too: a 405, a traversal, a redirect', async () => {
+    const refused = await app.inject({ method: 'POST', url: '/portal/', payload: '' });
+    expect(refused.statusCode).toBe(405);
+    expect(refused.headers.allow).toBe('GET, HEAD');
+    for (const response of [refused, await app.inject({ url: '/portal/assets/..%2f..%2fx' }), await app.inject({ url: '/portal' })]) {
+      expect(response.headers['content-security-policy']).toBe(CSP_NO_FRAMING);
+      expect(response.headers['x-frame-options']).toBe('DENY');
+    }
+  });
+
   it('names the PORTAL_FRAME_ANCESTORS origins and drops X-Frame-Options when some may frame it', async () => {
     const response = await framed.inject({ url: '/portal/' });
     expect(response.headers['content-security-policy']).toContain('frame-ancestors https://dashboard.example.com https://admin.example.com:8443');
     expect(response.headers['x-frame-options']).toBeUndefined();
+    const refused = await framed.inject({ method: 'DELETE', url: '/portal/limits/' });
+    expect(refused.headers['content-security-policy']).toContain('frame-ancestors https://dashboard.example.com https://admin.example.com:8443');
+    expect(refused.headers['x-frame-options']).toBeUndefined();
   });
 
   it('leaves the API’s own headers alone', async () => {
-    const api = await framed.inject({ url: '/healthz' });
-    expect(api.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
-    expect(api.headers['x-frame-options']).toBe('DENY');
+    for (const url of ['/healthz', '/api/methods/', '/portalx/']) {
+      const api = await framed.inject({ url });
+      expect(api.headers['content-security-policy'], url).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(api.headers['x-frame-options'], url).toBe('DENY');
+    }
+    const docs = await framed.inject({ url: '/docs' });
+    expect(docs.headers['content-security-policy']).not.toContain('dashboard.example.com');
   });
 
   it('answers 503 saying to build when the bundle is missing', async () => {
