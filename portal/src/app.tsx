@@ -2,7 +2,7 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Layout } from './components/layout';
 import { ProblemAlert } from './components/status';
-import { onSessionRefused, useSessionForApi } from './lib/api';
+import { onSessionRefused, setApiSession } from './lib/api';
 import { useLocation } from './lib/router';
 import { exchangeToken, forgetSession, hasScope, keepSession, storedSession, takeTokenFromLocation, type Session } from './lib/session';
 import { Routes } from './routes';
@@ -42,7 +42,7 @@ export function App() {
     [],
   );
   const session = state.kind === 'signed-in' ? state.session : null;
-  useSessionForApi(session);
+  setApiSession(session);
   const location = useLocation();
   return (
     <Layout session={session} location={location}>

@@ -12,7 +12,7 @@ type Listener = () => void;
 let current: Session | null = null;
 const expiredListeners = new Set<Listener>();
 
-export function useSessionForApi(session: Session | null): void {
+export function setApiSession(session: Session | null): void {
   current = session;
 }
 

@@ -82,6 +82,8 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     await eventually(() => caption(page)).toContain(`Loans: ${loans.count} in all`);
 
     await page.getByRole('link', { name: 'Credit limits' }).click();
+    // The loans page has an Entity UID field too: wait for the limits page.
+    await page.getByRole('heading', { level: 1, name: 'Credit limits' }).waitFor();
     await page.getByLabel('Entity UID').fill('ent_demo_01');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('link', { name: 'cl_demo_01_usd' }).click();
