@@ -66,7 +66,7 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await secret.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secretText);
     await secret.getByRole('button', { name: 'I have stored it' }).click();
-    expect(await page.getByText(secretText).count()).toBe(0);
+    await eventually(() => page.getByText(secretText).count()).toBe(0);
 
     await page.getByRole('link', { name: receiverUrl }).click();
     await page.getByRole('heading', { level: 1, name: `Endpoint ${receiverUrl}` }).waitFor();
@@ -105,7 +105,8 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await page.goto(`${fixture.baseUrl}${new URL(page.url()).pathname}`);
     await eventually(() => badge(page).textContent()).toBe('Healthy');
     await page.getByRole('img', { name: /Attempts in 24 hours: 2 succeeded, 2 failed/ }).waitFor();
-    expect(await page.getByRole('table', { name: /Attempts page 1/ }).locator('td.ok').count()).toBe(2);
+    // The attempts load on their own, after the endpoint.
+    await eventually(() => page.getByRole('table', { name: /Attempts page 1/ }).locator('td.ok').count()).toBe(2);
     expect(await axeViolations(page)).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
