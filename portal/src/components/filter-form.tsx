@@ -49,16 +49,16 @@ export function FilterForm(props: {
       <div class="field" key={filter.name}>
         <label for={id}>{filter.label}</label>
         {filter.kind === 'choice' ? (
-          <select {...common} value={query.get(filter.name) ?? ''}>
+          <select {...common}>
             <option value="">any</option>
             {filter.choices?.map((choice) => (
-              <option value={choice} key={choice}>
+              <option value={choice} key={choice} selected={query.get(filter.name) === choice}>
                 {choice}
               </option>
             ))}
           </select>
         ) : (
-          <input {...common} type="text" value={query.get(filter.name) ?? ''} autocomplete="off" spellcheck={false} />
+          <input {...common} type="text" defaultValue={query.get(filter.name) ?? ''} autocomplete="off" spellcheck={false} />
         )}
         {hint ? (
           <small id={`${id}-hint`} class="hint">
@@ -82,16 +82,15 @@ export function FilterForm(props: {
         <select
           id="filter-order_by"
           name="order_by"
-          value={query.get('order_by') ?? ''}
           aria-invalid={orderError ? 'true' : undefined}
           aria-describedby={orderError ? 'filter-order_by-error' : undefined}
         >
           <option value="">newest first (default)</option>
           {props.orderBy.flatMap((field) => [
-            <option value={field} key={field}>
+            <option value={field} key={field} selected={query.get('order_by') === field}>
               {field.replaceAll('_', ' ')}, ascending
             </option>,
-            <option value={`-${field}`} key={`-${field}`}>
+            <option value={`-${field}`} key={`-${field}`} selected={query.get('order_by') === `-${field}`}>
               {field.replaceAll('_', ' ')}, descending
             </option>,
           ])}
@@ -104,9 +103,11 @@ export function FilterForm(props: {
       </div>
       <div class="field">
         <label for="filter-paging">Paging</label>
-        <select id="filter-paging" name="paging" value={query.has('cursor') ? 'cursor' : 'numbered'}>
+        <select id="filter-paging" name="paging">
           <option value="numbered">numbered pages</option>
-          <option value="cursor">cursor (stable while records change)</option>
+          <option value="cursor" selected={query.has('cursor')}>
+            cursor (stable while records change)
+          </option>
         </select>
       </div>
       <div class="actions">

@@ -83,12 +83,12 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
       <h2 id="attempts-title">Delivery attempts</h2>
       <form class="filters" onSubmit={onFilter} aria-label="Filter attempts" key={location.search}>
         <div class="field check">
-          <input type="checkbox" id="attempts-failed" name="failed" value="1" checked={failedOnly} />
+          <input type="checkbox" id="attempts-failed" name="failed" value="1" defaultChecked={failedOnly} />
           <label for="attempts-failed">Failed only</label>
         </div>
         <div class="field">
           <label for="attempts-type">Event type</label>
-          <input id="attempts-type" name="type" type="text" value={type} aria-describedby="attempts-type-hint" autocomplete="off" />
+          <input id="attempts-type" name="type" type="text" defaultValue={type} aria-describedby="attempts-type-hint" autocomplete="off" />
           <small id="attempts-type-hint" class="hint">
             A type (loan.created) or a prefix (credit_limit.*).
           </small>

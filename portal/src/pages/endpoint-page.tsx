@@ -117,7 +117,7 @@ export function EndpointPage({ id, location }: { id: string; location: Location 
           <form class="replay-form" onSubmit={replay} aria-labelledby="replay-title">
             <h2 id="replay-title">Replay failures</h2>
             <Field id="replay-since" label="Failed since" error={fields.since} hint="A date (2026-11-28) or a time (2026-11-28T09:00:00Z); up to now.">
-              <input name="since" type="text" required value={new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)} autocomplete="off" />
+              <input name="since" type="text" required defaultValue={new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)} autocomplete="off" />
             </Field>
             <div class="actions">
               <button type="submit" disabled={busy}>
@@ -167,13 +167,13 @@ function EditEndpoint({ endpoint, onSaved }: { endpoint: WebhookEndpoint; onSave
     <form class="endpoint-form" onSubmit={submit} aria-labelledby="edit-title">
       <h2 id="edit-title">Edit</h2>
       <Field id="edit-url" label="URL" error={fields.url}>
-        <input name="url" type="url" required value={endpoint.url} autocomplete="off" />
+        <input name="url" type="url" required defaultValue={endpoint.url} autocomplete="off" />
       </Field>
       <Field id="edit-description" label="Description" error={fields.description}>
-        <input name="description" type="text" value={endpoint.description ?? ''} autocomplete="off" />
+        <input name="description" type="text" defaultValue={endpoint.description ?? ''} autocomplete="off" />
       </Field>
       <Field id="edit-events" label="Events" error={fields.enabled_events} hint="Types or prefixes, separated by commas; * for all.">
-        <input name="enabled_events" type="text" value={endpoint.enabled_events.join(', ')} autocomplete="off" />
+        <input name="enabled_events" type="text" defaultValue={endpoint.enabled_events.join(', ')} autocomplete="off" />
       </Field>
       <div class="actions">
         <button type="submit" disabled={sending}>

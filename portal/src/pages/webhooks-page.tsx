@@ -106,7 +106,7 @@ function CreateEndpoint({ onCreated }: { onCreated: (endpoint: WebhookEndpoint) 
         <input name="description" type="text" autocomplete="off" />
       </Field>
       <Field id="create-events" label="Events" error={fields.enabled_events} hint="Types or prefixes, separated by commas: credit_limit.*, loan.repaid; * for all.">
-        <input name="enabled_events" type="text" value="*" autocomplete="off" />
+        <input name="enabled_events" type="text" defaultValue="*" autocomplete="off" />
       </Field>
       <div class="actions">
         <button type="submit" disabled={sending}>
