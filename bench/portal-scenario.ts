@@ -57,8 +57,11 @@ export async function runPortalScenario(log: (line: string) => void): Promise<st
       const context = await browser.newContext();
       const page = await context.newPage();
       await page.goto(`${demo.url}/portal/${new URL(url).hash}`, { waitUntil: 'commit' });
-      // A string, not a function: the page's DOM types are not this program's (Node's).
-      const rendered = "document.querySelector('table.records caption')?.textContent?.includes('in all') ? performance.now() : 0";
+      // Runs in the page (a function: the page's CSP refuses a string, which would be eval'd there).
+      const rendered = () => {
+        const page = globalThis as unknown as { document: { querySelector(selector: string): { textContent: string | null } | null } };
+        return page.document.querySelector('table.records caption')?.textContent?.includes('in all') ? performance.now() : 0;
+      };
       const handle = await page.waitForFunction(rendered, undefined, { polling: 'raf', timeout: 60_000 });
       times.push((await handle.jsonValue()) as number);
       await context.close();

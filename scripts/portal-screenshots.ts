@@ -59,7 +59,9 @@ async function open(page: Page, demo: Demo, key: string, pagePath: string): Prom
   const { url } = await call<{ url: string }>(demo, key, 'POST', '/api/portal_sessions/');
   await page.goto(`${demo.url}${pagePath}${new URL(url).hash}`);
   await page.locator('h1').waitFor();
-  await page.waitForFunction("!document.body.textContent.includes('Loading…')", undefined, { timeout: 60_000 });
+  // Runs in the page (a function: the page's CSP refuses a string, which would be eval'd there).
+  const loaded = () => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…');
+  await page.waitForFunction(loaded, undefined, { timeout: 60_000 });
 }
 
 async function main(): Promise<void> {
