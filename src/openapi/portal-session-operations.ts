@@ -127,6 +127,6 @@ export function portalSessionScheme(): JsonObject {
     type: 'http',
     scheme: 'bearer',
     description:
-      'A portal session (`lps_…`) from `POST /api/portal_sessions/exchange/`: the organization and scope of the key that made the link, for at most 1 hour. What the portal in the browser sends; integrations use basicAuth.',
+      'A portal session (`lps_…`) from `POST /api/portal_sessions/exchange/`: the organization and scope of the key that made the link, for at most 1 hour. What the portal in the browser sends; integrations use HTTP Basic.',
   };
 }

@@ -50,6 +50,15 @@ describeEachStore('portal sessions: logs, streams, stored text and brute force',
     }
   });
 
+  it('counts a session’s requests on its key’s budget', async () => {
+    const tenant = await createTenant(store(), 'Budgeted lender');
+    const { bearer } = await openSession(app, tenant.authorization);
+    const remaining = async (authorization: string) => Number((await app.inject({ url: '/api/limits/', headers: { authorization } })).headers['x-ratelimit-remaining']);
+    const first = await remaining(tenant.authorization);
+    expect(await remaining(bearer)).toBe(first - 1);
+    expect(await remaining(tenant.authorization)).toBe(first - 2);
+  });
+
   it('streams events to a session of the organization', async () => {
     const tenant = await createTenant(store(), 'Streamed lender');
     const { bearer } = await openSession(app, tenant.authorization);

@@ -111,6 +111,17 @@ describeEachStore('portal sessions', (store) => {
     expect((await app().inject({ url: '/api/limits/', headers: { authorization: bearer } })).statusCode).toBe(401);
   });
 
+  it('takes {} as the body, and refuses a member or a body that is not JSON', async () => {
+    const tenant = await createTenant(store());
+    const post = (payload: string, contentType = 'application/json') =>
+      app().inject({ method: 'POST', url: '/api/portal_sessions/', headers: { authorization: tenant.authorization, 'content-type': contentType }, payload });
+    expect((await post('{}')).statusCode).toBe(201);
+    const member = await post('{"scope":"write"}');
+    expect(member.statusCode).toBe(422);
+    expect(member.json<{ errors: { param: string }[] }>().errors).toContainEqual(expect.objectContaining({ param: 'scope' }));
+    expect((await post('scope=write', 'application/x-www-form-urlencoded')).statusCode).toBe(415);
+  });
+
   it('does not let a session make links (it would renew itself forever)', async () => {
     const tenant = await createTenant(store());
     const { bearer } = await openSession(app(), tenant.authorization);
