@@ -39,7 +39,8 @@
  * (`bench/stream-scenario.ts`); `--only eprune` (never in a full run: it
  * loads 20 million events into a database of its own, EPRUNE_EVENTS to
  * change it) the drop of a day's partitions against the DELETE pruning
- * (`bench/prune-scenario.ts`).
+ * (`bench/prune-scenario.ts`); `--only portal` the portal's bundle size and time to its first interactive
+ * page on the demo, in Chromium (`bench/portal-scenario.ts`).
  *
  * `--only w1,w2` runs only the writes (add `--no-pglite --no-bare` to skip
  * the rest too). The bursts w3–w6 (`bench/burst-scenarios.ts`) run on a
@@ -82,6 +83,7 @@ import { FAIR_SCENARIO_ID, runFairScenario } from './fair-scenario.js';
 import { runStreamScenario, STREAM_SCENARIO_ID } from './stream-scenario.js';
 import { FLOOR_SCENARIO_ID, runWriteFloor } from './write-floor.js';
 import { PRUNE_SCENARIO_ID, runPruneScenario } from './prune-scenario.js';
+import { PORTAL_SCENARIO_ID, runPortalScenario } from './portal-scenario.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -203,6 +205,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${(await runStreamScenario(log, args['log-level'])).join('\n')}\n`);
     return;
   }
+  if (wanted?.length === 1 && wanted[0] === PORTAL_SCENARIO_ID) {
+    process.stdout.write(`${(await runPortalScenario(log)).join('\n')}\n`);
+    return;
+  }
   const isFlood = (id: string): id is FloodScenarioId => (FLOOD_SCENARIO_IDS as readonly string[]).includes(id);
   if (wanted?.every(isFlood)) return floods(wanted);
   const isEvents = (id: string) => (EVENT_SCENARIO_IDS as readonly string[]).includes(id);
@@ -226,6 +232,7 @@ async function main(): Promise<void> {
   if (eventIds.length > 0) await events(eventIds);
   if (!wanted || wanted.includes(FAIR_SCENARIO_ID)) process.stdout.write(`${(await runFairScenario(log)).join('\n')}\n`);
   if (!wanted || wanted.includes(STREAM_SCENARIO_ID)) process.stdout.write(`${(await runStreamScenario(log, args['log-level'])).join('\n')}\n`);
+  if (!wanted || wanted.includes(PORTAL_SCENARIO_ID)) process.stdout.write(`${(await runPortalScenario(log)).join('\n')}\n`);
 }
 
 /** The flood scenarios, each printed as it ends; their record in bench/results/ (the reads' and writes' runs write their own). */

@@ -5,8 +5,9 @@ import path from 'node:path';
 
 export const BUILD_STAMP = 'build.json';
 
-/** Files whose change makes dist/ stale, besides everything under src/. */
-const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
+/** Files whose change makes dist/ stale, besides everything under src/ and portal/ (dist/portal/). */
+const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'vite.config.ts'];
+const BUILD_DIRECTORIES = ['src', 'portal'];
 
 /**
  * True when dist/ holds a finished build that started after the last change
@@ -36,7 +37,7 @@ function newestChange(root) {
       else newest = Math.max(newest, mtimeOf(full));
     }
   };
-  walk(path.join(root, 'src'));
+  for (const dir of BUILD_DIRECTORIES) if (mtimeOf(path.join(root, dir)) > 0) walk(path.join(root, dir));
   return newest;
 }
 

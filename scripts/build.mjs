@@ -1,6 +1,7 @@
 // `npm run build`, and `prepare` (so `npm ci` builds): compiles src/ to dist/
 // — the service and CLI (dist/cli/run.js, which bin/lending-api runs) — and
-// copies the SQL migrations next to the compiled store; and runs the SDK's
+// copies the SQL migrations next to the compiled store; builds the portal
+// (portal/, with Vite: vite.config.ts) into dist/portal/; and runs the SDK's
 // own build (packages/client/scripts/build.mjs, a package of its own).
 //
 //   node scripts/build.mjs               build
@@ -58,7 +59,8 @@ try {
     run(process.execPath, [tsc, '-p', project, '--outDir', path.join(scratch, out)], { cwd: ROOT }).catch((error) => {
       throw new Error(`tsc -p ${project} failed:\n${error.stdout}${error.stderr}`);
     });
-  await compile('tsconfig.build.json', '.');
+  // The portal's bundle builds beside the compiler (Vite in this process, tsc in its own).
+  await Promise.all([compile('tsconfig.build.json', '.'), buildPortal(path.join(scratch, 'portal'))]);
   cpSync(path.join(ROOT, 'src/store/migrations'), path.join(scratch, 'store/migrations'), { recursive: true });
   writeFileSync(path.join(scratch, BUILD_STAMP), `${JSON.stringify({ startedAt })}\n`);
 
@@ -71,4 +73,14 @@ try {
   rmSync(scratch, { recursive: true, force: true });
   process.stderr.write(`lending-api build: ${error.message}\n`);
   process.exit(1);
+}
+
+/** The portal (SPEC §9): Vite bundles portal/ into `out` (index.html and assets/ with hashed names). */
+async function buildPortal(out) {
+  const { build } = await import('vite');
+  try {
+    await build({ configFile: path.join(ROOT, 'vite.config.ts'), logLevel: 'error', build: { outDir: out, emptyOutDir: true } });
+  } catch (error) {
+    throw new Error(`the portal's build (vite) failed:\n${error.message}`);
+  }
 }

@@ -11,13 +11,15 @@ const GENERATED = new Set(['packages/client/src/generated.ts']);
 
 function handWrittenSources(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
+    .filter((name) => /\.(ts|tsx|css)$/.test(name) && !name.endsWith('.d.ts'))
     .map((name) => path.join(dir, name))
     .filter((file) => !GENERATED.has(file));
 }
 
-it(`keeps every hand-written source file of src/ and the SDK at ${MAX_LINES} lines or fewer`, () => {
-  const files = [...handWrittenSources('src'), ...handWrittenSources('packages/client/src')];
+it(`keeps every hand-written source file of src/, the SDK and the portal at ${MAX_LINES} lines or fewer`, () => {
+  const portal = handWrittenSources('portal/src');
+  expect(portal.filter((file) => file.endsWith('.tsx')).length).toBeGreaterThan(10);
+  const files = [...handWrittenSources('src'), ...handWrittenSources('packages/client/src'), ...portal];
   expect(files.length).toBeGreaterThan(100);
   const over = files
     .map((file) => ({ file, lines: readFileSync(path.join(ROOT, file), 'utf8').split('\n').length }))

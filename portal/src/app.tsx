@@ -1,0 +1,81 @@
+import { Component, type ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { Layout } from './components/layout';
+import { ProblemAlert } from './components/status';
+import { onSessionRefused, setApiSession } from './lib/api';
+import { useLocation } from './lib/router';
+import { exchangeToken, forgetSession, hasScope, keepSession, storedSession, takeTokenFromLocation, type Session } from './lib/session';
+import { Routes } from './routes';
+import { SignIn } from './pages/sign-in';
+
+type State = { kind: 'exchanging' } | { kind: 'signed-in'; session: Session } | { kind: 'signed-out'; reason?: string };
+
+/** Reads the link's token once (before the first render removes it from the address) and exchanges it at once. */
+const tokenInLink = takeTokenFromLocation();
+const exchanging = tokenInLink ? exchangeToken(tokenInLink) : null;
+
+export function App() {
+  const [state, setState] = useState<State>(() => {
+    if (tokenInLink) return { kind: 'exchanging' };
+    const session = storedSession();
+    return session ? { kind: 'signed-in', session } : { kind: 'signed-out' };
+  });
+  useEffect(() => {
+    if (!exchanging) return;
+    exchanging.then(
+      (session) => {
+        keepSession(session);
+        setState({ kind: 'signed-in', session });
+      },
+      (error: Error) => {
+        forgetSession();
+        setState({ kind: 'signed-out', reason: error.message });
+      },
+    );
+  }, []);
+  useEffect(
+    () =>
+      onSessionRefused(() => {
+        forgetSession();
+        setState({ kind: 'signed-out', reason: 'Your session has ended (it expired, or the key that made its link was revoked).' });
+      }),
+    [],
+  );
+  const session = state.kind === 'signed-in' ? state.session : null;
+  setApiSession(session);
+  const location = useLocation();
+  return (
+    <Layout session={session} location={location}>
+      <ErrorBoundary>
+        {state.kind === 'exchanging' ? (
+          <p role="status" aria-live="polite">
+            Signing in…
+          </p>
+        ) : state.kind === 'signed-out' ? (
+          <SignIn reason={state.reason} />
+        ) : (
+          <Routes location={location} canWrite={hasScope(state.session, 'write')} canWebhooks={hasScope(state.session, 'webhooks')} />
+        )}
+      </ErrorBoundary>
+    </Layout>
+  );
+}
+
+/** A bug in a page shows a sentence and a way on, never a stack or a blank page. */
+class ErrorBoundary extends Component<{ children: ComponentChildren }, { error: Error | undefined }> {
+  override state = { error: undefined as Error | undefined };
+  static override getDerivedStateFromError(error: unknown) {
+    return { error: error instanceof Error ? error : new Error(String(error)) };
+  }
+  override render() {
+    if (this.state.error) {
+      return (
+        <section aria-labelledby="page-title">
+          <h1 id="page-title">Something went wrong</h1>
+          <ProblemAlert error={new Error('This page could not be shown. Reload it, or open another page from the menu.')} />
+        </section>
+      );
+    }
+    return this.props.children;
+  }
+}
