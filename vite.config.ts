@@ -1,4 +1,4 @@
-// Builds the portal (portal/, SPEC §9) into dist/portal/: index.html and assets/ with hashed names, served by
+// Builds the portal (portal/, SPEC §9) into dist/portal-app/: index.html and assets/ with hashed names, served by
 // the service at /portal/. scripts/build.mjs runs it (so `npm ci` and `npm run build` build the portal too).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
@@ -12,7 +12,7 @@ export default defineConfig({
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
-    outDir: fileURLToPath(new URL('./dist/portal', import.meta.url)),
+    outDir: fileURLToPath(new URL('./dist/portal-app', import.meta.url)),
     emptyOutDir: true,
     target: 'es2022',
     // The polyfill would be a script of its own; every browser the portal supports preloads modules.

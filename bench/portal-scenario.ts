@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --only portal`: the portal's weight and speed (issue 48). The bundle's JavaScript + CSS
- * gzipped (dist/portal/, as `npm run build` leaves it), and the time to the first interactive page on the
+ * gzipped (dist/portal-app/, as `npm run build` leaves it), and the time to the first interactive page on the
  * demo: `lending-api demo --serve` (the compiled entry), a fresh one-time link each round, opened in Debian's
  * Chromium; measured in the page from navigation start (performance.now()) to the credit limits table rendered
  * with its count — the link's exchange and the first list request included.

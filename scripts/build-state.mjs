@@ -5,7 +5,7 @@ import path from 'node:path';
 
 export const BUILD_STAMP = 'build.json';
 
-/** Files whose change makes dist/ stale, besides everything under src/ and portal/ (dist/portal/). */
+/** Files whose change makes dist/ stale, besides everything under src/ and portal/ (dist/portal-app/). */
 const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'vite.config.ts'];
 const BUILD_DIRECTORIES = ['src', 'portal'];
 

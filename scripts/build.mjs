@@ -1,7 +1,7 @@
 // `npm run build`, and `prepare` (so `npm ci` builds): compiles src/ to dist/
 // — the service and CLI (dist/cli/run.js, which bin/lending-api runs) — and
 // copies the SQL migrations next to the compiled store; builds the portal
-// (portal/, with Vite: vite.config.ts) into dist/portal/; and runs the SDK's
+// (portal/, with Vite: vite.config.ts) into dist/portal-app/; and runs the SDK's
 // own build (packages/client/scripts/build.mjs, a package of its own).
 //
 //   node scripts/build.mjs               build
@@ -60,7 +60,7 @@ try {
       throw new Error(`tsc -p ${project} failed:\n${error.stdout}${error.stderr}`);
     });
   // The portal's bundle builds beside the compiler (Vite in this process, tsc in its own).
-  await Promise.all([compile('tsconfig.build.json', '.'), buildPortal(path.join(scratch, 'portal'))]);
+  await Promise.all([compile('tsconfig.build.json', '.'), buildPortal(path.join(scratch, 'portal-app'))]);
   cpSync(path.join(ROOT, 'src/store/migrations'), path.join(scratch, 'store/migrations'), { recursive: true });
   writeFileSync(path.join(scratch, BUILD_STAMP), `${JSON.stringify({ startedAt })}\n`);
 

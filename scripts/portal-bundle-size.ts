@@ -1,5 +1,5 @@
 /**
- * The portal's bundle size: each JavaScript and CSS file of dist/portal/assets/ gzipped (level 9), and their
+ * The portal's bundle size: each JavaScript and CSS file of dist/portal-app/assets/ gzipped (level 9), and their
  * sum against the 150 KB budget. `node --import tsx scripts/portal-bundle-size.ts` after `npm run build`;
  * test/portal/bundle-size.test.ts and the bench's `portal` row read the same figures.
  */
@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 
-export const PORTAL_DIST = path.resolve(import.meta.dirname, '../dist/portal');
+export const PORTAL_DIST = path.resolve(import.meta.dirname, '../dist/portal-app');
 /** JavaScript + CSS, gzipped (issue 48). */
 export const PORTAL_BUDGET_BYTES = 150 * 1024;
 

@@ -109,7 +109,7 @@ export interface AppOptions {
   eventStreamWakeups?: EventStreamWakeups;
   /**
    * The portal (SPEC §9): where its built pages are (default: the package's
-   * dist/portal/, which `npm run build` writes) and the origins that may frame
+   * dist/portal-app/, which `npm run build` writes) and the origins that may frame
    * it (PORTAL_FRAME_ANCESTORS; none when absent).
    */
   portal?: { directory?: string; frameAncestors?: FrameAncestors };
@@ -117,8 +117,8 @@ export interface AppOptions {
   databaseShare?: FairShareOptions;
 }
 
-/** The package's built portal: dist/portal/ beside src/ and dist/ alike (this file runs from either). */
-const DEFAULT_PORTAL_DIRECTORY = fileURLToPath(new URL('../dist/portal/', import.meta.url));
+/** The package's built portal: dist/portal-app/ beside src/ and dist/ alike (this file runs from either). */
+const DEFAULT_PORTAL_DIRECTORY = fileURLToPath(new URL('../dist/portal-app/', import.meta.url));
 
 /**
  * Builds the HTTP API on a store. No process concerns here (no listening,

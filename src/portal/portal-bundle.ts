@@ -32,7 +32,7 @@ const MAX_FILES = 500;
 const MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 
 /**
- * The built portal (`npm run build` writes `dist/portal/`), read whole when
+ * The built portal (`npm run build` writes `dist/portal-app/`), read whole when
  * the app starts: index.html and its hashed assets, keyed by their path
  * relative to the directory with `/` separators. Undefined when the directory
  * has no index.html. Symbolic links and dot files are not served.

@@ -5,7 +5,7 @@ import { readBundle, type BundleFile } from './portal-bundle.js';
 export const PORTAL_PATH = '/portal/';
 
 export interface PortalStaticRoutesOptions {
-  /** The built portal (`dist/portal/`). */
+  /** The built portal (`dist/portal-app/`). */
   readonly directory: string;
 }
 

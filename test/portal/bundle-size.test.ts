@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { PORTAL_BUDGET_BYTES, PORTAL_DIST, portalBundleSizes } from '../../scripts/portal-bundle-size.js';
 
 it('keeps the portal’s JavaScript and CSS within 150 KB gzipped, free of eval and of anything from another origin', () => {
-  // `npm test` builds dist/portal/ first (scripts/build.mjs --if-stale).
+  // `npm test` builds dist/portal-app/ first (scripts/build.mjs --if-stale).
   const sizes = portalBundleSizes();
   expect(sizes.some(({ file }) => file.endsWith('.js'))).toBe(true);
   expect(sizes.some(({ file }) => file.endsWith('.css'))).toBe(true);

@@ -22,7 +22,7 @@ export const skipBrowser = !chromiumInstalled && !process.env.CI;
 if (skipBrowser) console.warn(`\n⚠ SKIPPING the portal's browser tests: ${CHROMIUM} is missing (apt-get install -y chromium)\n`);
 
 /** The built portal the app serves (`npm test` builds it first: scripts/build.mjs --if-stale). */
-export const PORTAL_DIRECTORY = path.resolve(import.meta.dirname, '../../../dist/portal');
+export const PORTAL_DIRECTORY = path.resolve(import.meta.dirname, '../../../dist/portal-app');
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
