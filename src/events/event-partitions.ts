@@ -22,18 +22,19 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
 export const PARTITION_DAYS_AHEAD = 2;
 
 /**
- * How long partition DDL waits for the parent's lock (CREATE and DROP of a
- * partition take it exclusively): past it, the run gives up and the next
- * retries, rather than queue every read and write of the table behind a
- * long statement.
+ * How long partition DDL waits for each lock it takes (CREATE and DROP of a
+ * partition take the parent's exclusively). A waiting exclusive lock queues
+ * every later read and write of the table behind it, so the wait is short:
+ * past it, the run gives up on that partition and the next run retries.
  */
-export const PARTITION_LOCK_TIMEOUT = '2s';
+export const PARTITION_LOCK_TIMEOUT = '200ms';
 
 const DAY_MS = 86_400_000;
 const DUPLICATE_TABLE = '42P07';
 const OVERLAPPING_PARTITION = '42P17';
 const DEFAULT_HOLDS_ROWS = '23514';
 const LOCK_NOT_AVAILABLE = '55P03';
+const DEADLOCK_DETECTED = '40P01';
 const UNDEFINED_TABLE = '42P01';
 
 /** The UTC day (midnight) of a time. */
@@ -68,7 +69,11 @@ export interface EnsuredPartitions {
   readonly created: string[];
   /** Days whose rows are already in the default partition: left there (row pruning removes them in time). */
   readonly skipped: string[];
+  /** Partitions not created because a lock was not granted in time: the next run tries again. */
+  readonly busy: string[];
 }
+
+const dayBounds = (day: Date): [string, string] => [day.toISOString(), new Date(day.getTime() + DAY_MS).toISOString()];
 
 /**
  * Creates the day partitions from today to PARTITION_DAYS_AHEAD days ahead
@@ -80,12 +85,22 @@ export interface EnsuredPartitions {
 export async function ensureDayPartitions(store: Store, now = new Date(), ahead = PARTITION_DAYS_AHEAD): Promise<EnsuredPartitions> {
   const created: string[] = [];
   const skipped: string[] = [];
-  for (const { table } of PARTITIONED_TABLES) {
+  const busy: string[] = [];
+  for (const { table, column } of PARTITIONED_TABLES) {
     const existing = new Set((await dayPartitions(store, table)).map((partition) => partition.name));
     for (let offset = 0; offset <= ahead; offset += 1) {
       const day = new Date(dayOf(now).getTime() + offset * DAY_MS);
       const name = partitionName(table, day);
       if (existing.has(name)) continue;
+      // CREATE would scan the default partition under the parent's exclusive lock, only to be refused: ask first, unlocked.
+      const [held] = await store.query<{ held: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM ${table}_default WHERE ${column} >= $1 AND ${column} < $2) AS held`,
+        dayBounds(day),
+      );
+      if (held?.held) {
+        skipped.push(name);
+        continue;
+      }
       const sql =
         `CREATE TABLE ${name} PARTITION OF ${table} ` +
         `FOR VALUES FROM ('${day.toISOString()}') TO ('${new Date(day.getTime() + DAY_MS).toISOString()}')`;
@@ -102,11 +117,15 @@ export async function ensureDayPartitions(store: Store, now = new Date(), ahead 
           skipped.push(name);
           continue;
         }
+        if (code === LOCK_NOT_AVAILABLE || code === DEADLOCK_DETECTED) {
+          busy.push(name);
+          continue;
+        }
         throw error;
       }
     }
   }
-  return { created, skipped };
+  return { created, skipped, busy };
 }
 
 export interface DroppedPartitions {
@@ -135,9 +154,13 @@ export async function dropExpiredPartitions(store: Store, retentionDays: number,
   for (const { name, day } of await expired('events')) {
     const delivery = partitionName('webhook_deliveries', day);
     const outcome = await dropLocked(store, ['events', 'webhook_deliveries'], async (tx) => {
-      if (!deliveries.has(delivery)) return [name];
-      const [pending] = await tx.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${delivery} WHERE state = 'pending') AS pending`);
-      return pending?.pending ? 'kept' : [delivery, name];
+      // Asked of the parent, so a pending delivery of the day held by the default partition keeps its event too.
+      const [pending] = await tx.query<{ pending: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_created_at >= $1 AND event_created_at < $2 AND state = 'pending') AS pending`,
+        dayBounds(day),
+      );
+      if (pending?.pending) return 'kept';
+      return deliveries.has(delivery) ? [delivery, name] : [name];
     });
     record(result, name, outcome);
   }
@@ -167,7 +190,8 @@ async function dropLocked(store: Store, parents: readonly string[], choose: (tx:
     });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === LOCK_NOT_AVAILABLE) return 'busy';
+    // A lock not granted in time, or this run chosen as a deadlock's victim: the next run tries again.
+    if (code === LOCK_NOT_AVAILABLE || code === DEADLOCK_DETECTED) return 'busy';
     // Another node dropped it first.
     if (code === UNDEFINED_TABLE) return [];
     throw error;

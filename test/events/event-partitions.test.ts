@@ -115,6 +115,31 @@ describeEachStore('event partitions', (store) => {
     expect((await store().query<{ uid: string }>('SELECT uid FROM events WHERE org_id = $1', [orgId])).map((row) => row.uid)).toEqual([events[2]!.uid]);
     expect(await partitionsOf(store(), 'webhook_attempts', orgId)).toEqual([partitionName('webhook_attempts', days[2]!)]);
   });
+
+  it('a day whose pending delivery sits in the default partition (its day partition never made) keeps its events', async () => {
+    const tenant = await createTenant(store(), 'Partition pending in default', 'write');
+    const orgId = tenant.org.id;
+    await insertEndpoint(store(), orgId, 'http://127.0.0.1:9/');
+    const now = new Date();
+    const day = dayOf(new Date(now.getTime() - 45 * DAY_MS));
+    await ensureDayPartitions(store(), day, 0);
+    await store().exec(`DROP TABLE ${partitionName('webhook_deliveries', day)}`);
+    await insertCreditLimits(store(), orgId, [creditLimit()]);
+    await publishAllEvents(store(), orgId);
+    const at = new Date(day.getTime() + 3_600_000).toISOString();
+    await store().query('UPDATE events SET created_at = $2 WHERE org_id = $1', [orgId, at]);
+    await store().query(`UPDATE webhook_deliveries SET event_created_at = $2, state = 'pending' WHERE org_id = $1`, [orgId, at]);
+    expect(await partitionsOf(store(), 'webhook_deliveries', orgId)).toEqual(['webhook_deliveries_default']);
+
+    const dropped = await dropExpiredPartitions(store(), 30, now);
+    expect(dropped.kept).toContain(partitionName('events', day));
+    expect(dropped.dropped).not.toContain(partitionName('events', day));
+    expect(await partitionsOf(store(), 'events', orgId)).toEqual([partitionName('events', day)]);
+    // Given up, the delivery no longer holds the day.
+    await store().query(`UPDATE webhook_deliveries SET state = 'failed' WHERE org_id = $1`, [orgId]);
+    expect((await dropExpiredPartitions(store(), 30, now)).dropped).toContain(partitionName('events', day));
+    expect(await partitionsOf(store(), 'events', orgId)).toEqual([]);
+  });
 });
 
 /** A store with an empty schema (nothing migrated), on the same kind of database as `like`. */
