@@ -2,9 +2,9 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Layout } from './components/layout';
 import { ProblemAlert } from './components/status';
-import { onSessionRefused, setApiSession } from './lib/api';
+import { api, onSessionRefused, setApiSession } from './lib/api';
 import { useLocation } from './lib/router';
-import { exchangeToken, forgetSession, hasScope, keepSession, storedSession, takeTokenFromLocation, type Session } from './lib/session';
+import { exchangeToken, forgetSession, hasScope, keepSession, ProblemError, storedSession, takeTokenFromLocation, type Session } from './lib/session';
 import { Routes } from './routes';
 import { SignIn } from './pages/sign-in';
 
@@ -44,8 +44,25 @@ export function App() {
   const session = state.kind === 'signed-in' ? state.session : null;
   setApiSession(session);
   const location = useLocation();
+  const signOut = () => {
+    // Ends the session on the service (this node at once, the others within their auth cache's bound), then forgets it here either way.
+    api('/api/portal_sessions/current/', { method: 'DELETE' }).then(
+      () => signedOut('You have signed out: this session no longer works, here or anywhere it was copied.'),
+      (error: unknown) =>
+        signedOut(
+          error instanceof ProblemError && error.status === 401
+            ? 'You have signed out (the session had already ended).'
+            : `You have signed out of this tab, but the service could not be told: the session itself ends at ${session?.expires_at.slice(11, 16) ?? 'its end'} UTC.`,
+        ),
+    );
+  };
+  const signedOut = (reason: string) => {
+    forgetSession();
+    setApiSession(null);
+    setState({ kind: 'signed-out', reason });
+  };
   return (
-    <Layout session={session} location={location}>
+    <Layout session={session} location={location} onSignOut={signOut}>
       <ErrorBoundary>
         {state.kind === 'exchanging' ? (
           <p role="status" aria-live="polite">

@@ -76,4 +76,20 @@ describe.skipIf(skipBrowser)('the portal’s sign-in link, in Chromium', () => {
     await context.close();
     await other.context.close();
   });
+
+  it('signs out: the session ends on the service and is forgotten by the tab', async () => {
+    const { context, page, problems } = await newPortalPage(fixture);
+    await signIn(fixture, page, fixture.demo.key);
+    const bearer = await page.evaluate<string>(`JSON.parse(sessionStorage.getItem('lending-api-portal-session')).session`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Open a fresh portal link' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('You have signed out');
+    expect(await page.evaluate<string | null>(`sessionStorage.getItem('lending-api-portal-session')`)).toBeNull();
+    const after = await fetch(`${fixture.baseUrl}/api/limits/`, { headers: { authorization: `Bearer ${bearer}` } });
+    expect(after.status).toBe(401);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Open a fresh portal link' }).waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });
