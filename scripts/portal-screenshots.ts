@@ -58,6 +58,9 @@ async function call<T>(demo: Demo, key: string, method: string, apiPath: string,
 async function open(page: Page, demo: Demo, key: string, pagePath: string): Promise<void> {
   const { url } = await call<{ url: string }>(demo, key, 'POST', '/api/portal_sessions/');
   await page.goto(`${demo.url}${pagePath}${new URL(url).hash}`);
+  // The link is used only when the person continues (docs/portal.md "Access: sessions and links").
+  await page.getByRole('button', { name: 'Continue to the portal' }).click();
+  await page.getByRole('navigation', { name: 'Portal' }).waitFor();
   await page.locator('h1').waitFor();
   // Runs in the page (a function: the page's CSP refuses a string, which would be eval'd there).
   const loaded = () => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…');

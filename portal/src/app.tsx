@@ -2,27 +2,31 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Layout } from './components/layout';
 import { ProblemAlert } from './components/status';
-import { onSessionRefused, setApiSession } from './lib/api';
+import { api, onSessionRefused, setApiSession } from './lib/api';
 import { useLocation } from './lib/router';
-import { exchangeToken, forgetSession, hasScope, keepSession, storedSession, takeTokenFromLocation, type Session } from './lib/session';
+import { exchangeToken, forgetSession, hasScope, keepSession, ProblemError, storedSession, takeTokenFromLocation, type Session } from './lib/session';
 import { Routes } from './routes';
+import { ContinueToPortal } from './pages/continue';
 import { SignIn } from './pages/sign-in';
 
-type State = { kind: 'exchanging' } | { kind: 'signed-in'; session: Session } | { kind: 'signed-out'; reason?: string };
+type State = { kind: 'link' } | { kind: 'exchanging' } | { kind: 'signed-in'; session: Session } | { kind: 'signed-out'; reason?: string };
 
-/** Reads the link's token once (before the first render removes it from the address) and exchanges it at once. */
+/**
+ * Reads the link's token once and removes it from the address before the first render; it is exchanged only
+ * when the person presses Continue (a link scanner running the page would otherwise use up the link).
+ */
 const tokenInLink = takeTokenFromLocation();
-const exchanging = tokenInLink ? exchangeToken(tokenInLink) : null;
 
 export function App() {
   const [state, setState] = useState<State>(() => {
-    if (tokenInLink) return { kind: 'exchanging' };
+    if (tokenInLink) return { kind: 'link' };
     const session = storedSession();
     return session ? { kind: 'signed-in', session } : { kind: 'signed-out' };
   });
-  useEffect(() => {
-    if (!exchanging) return;
-    exchanging.then(
+  const exchange = () => {
+    if (!tokenInLink) return;
+    setState({ kind: 'exchanging' });
+    exchangeToken(tokenInLink).then(
       (session) => {
         keepSession(session);
         setState({ kind: 'signed-in', session });
@@ -32,7 +36,7 @@ export function App() {
         setState({ kind: 'signed-out', reason: error.message });
       },
     );
-  }, []);
+  };
   useEffect(
     () =>
       onSessionRefused(() => {
@@ -44,10 +48,29 @@ export function App() {
   const session = state.kind === 'signed-in' ? state.session : null;
   setApiSession(session);
   const location = useLocation();
+  const signOut = () => {
+    // Ends the session on the service (this node at once, the others within their auth cache's bound), then forgets it here either way.
+    api('/api/portal_sessions/current/', { method: 'DELETE' }).then(
+      () => signedOut('You have signed out: this session no longer works, here or anywhere it was copied.'),
+      (error: unknown) =>
+        signedOut(
+          error instanceof ProblemError && error.status === 401
+            ? 'You have signed out (the session had already ended).'
+            : `You have signed out of this tab, but the service could not be told: the session itself ends at ${session?.expires_at.slice(11, 16) ?? 'its end'} UTC.`,
+        ),
+    );
+  };
+  const signedOut = (reason: string) => {
+    forgetSession();
+    setApiSession(null);
+    setState({ kind: 'signed-out', reason });
+  };
   return (
-    <Layout session={session} location={location}>
+    <Layout session={session} location={location} onSignOut={signOut}>
       <ErrorBoundary>
-        {state.kind === 'exchanging' ? (
+        {state.kind === 'link' ? (
+          <ContinueToPortal onContinue={exchange} />
+        ) : state.kind === 'exchanging' ? (
           <p role="status" aria-live="polite">
             Signing in…
           </p>

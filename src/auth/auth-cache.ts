@@ -18,6 +18,12 @@ export interface AuthCache {
   get(authorization: string): AuthContext | undefined;
   remember(authorization: string, auth: AuthContext): void;
   /**
+   * Drops what is known of `authorization` (a portal session that was just
+   * ended): its entry, and the result of a verification still running, which
+   * may have read the row before it ended.
+   */
+  forget(authorization: string): void;
+  /**
    * The verification of `authorization`: `verify()` runs once for all the
    * requests that present the same header while it runs (single-flight), and
    * a success is remembered. A failure is shared by those requests only,
@@ -73,18 +79,25 @@ export function createAuthCache(options: AuthCacheOptions): AuthCache {
       }
       entries.set(key, { auth, until });
     },
+    forget(authorization) {
+      const key = cacheKey(authorization);
+      entries.delete(key);
+      inFlight.delete(key);
+    },
     verify(authorization, verify) {
       const key = cacheKey(authorization);
       const pending = inFlight.get(key);
       if (pending) return pending;
-      const started = verify().then(
+      const started: Promise<AuthContext | undefined> = verify().then(
         (auth) => {
+          // Forgotten while it ran: answer the requests that waited, remember nothing.
+          if (inFlight.get(key) !== started) return auth;
           inFlight.delete(key);
           if (auth) cache.remember(authorization, auth);
           return auth;
         },
         (error: unknown) => {
-          inFlight.delete(key);
+          if (inFlight.get(key) === started) inFlight.delete(key);
           throw error;
         },
       );

@@ -15,6 +15,8 @@ import { StreamSlots } from './stream-slots.js';
 export const EVENT_STREAM_PATH = '/api/events/stream/';
 /** The longest Last-Event-ID read (an event id is at most 255 characters). */
 const MAX_LAST_EVENT_ID_LENGTH = 255;
+/** setTimeout's longest delay (about 24 days); a session lasts at most an hour. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface EventStreamRoutesOptions {
   readonly store: Store;
@@ -63,7 +65,8 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
   await app.register(async (authenticated) => {
     authenticateWithLimits(authenticated, basicAuthHook(databaseOf, options.authCache));
     authenticated.get(EVENT_STREAM_PATH, async (request, reply) => {
-      const { orgId, keyId } = requireAuth(request);
+      const auth = requireAuth(request);
+      const { orgId, keyId } = auth;
       const query = parseStreamQuery(rawQueryOf(request));
       const lastEventId = lastEventIdOf(request);
       const release = slots.take(keyId);
@@ -81,6 +84,7 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
         throw error;
       }
       const unfollow = wakeups.follow(orgId);
+      let sessionEnd: NodeJS.Timeout | undefined;
       const body: EventStreamBody = new EventStreamBody({
         db: store,
         orgId,
@@ -89,11 +93,18 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
         wakeups,
         settings,
         onEnd: () => {
+          clearTimeout(sessionEnd);
           open.delete(body);
           unfollow();
           release();
         },
       });
+      // A portal session's stream ends with the session (its hard end: the hour, or its key's expiry); the
+      // reader's reconnection is then refused like any request. A key's stream runs on (docs/portal.md).
+      if (auth.portalSession && auth.keyExpiresAtMs !== undefined) {
+        sessionEnd = setTimeout(() => body.finish(), Math.min(Math.max(auth.keyExpiresAtMs - Date.now(), 0), MAX_TIMER_MS));
+        sessionEnd.unref();
+      }
       open.set(body, reply.raw);
       // The reader left: stop reading the log for it. The stream failed (cut, or the database away): end the connection.
       reply.raw.once('close', () => body.destroy());

@@ -45,6 +45,21 @@ export function portalSessionPaths(): Record<string, JsonObject> {
         },
       },
     },
+    '/api/portal_sessions/current/': {
+      delete: {
+        operationId: 'endPortalSession',
+        tags: [PORTAL_TAG],
+        summary: 'End this portal session (sign out)',
+        description:
+          'Ends the portal session that sends it, now: what the portal’s **Sign out** does. The same `Authorization: Bearer lps_…` is refused (401) from then on by the node that answered, and by every other node within `AUTH_CACHE_TTL_MS` (5 s by default: how long a node reuses a successful check). Other sessions of the same key are untouched; the key is not revoked. Sent with HTTP Basic (a key, not a session) it is a 400 saying so. Sent again, the session has ended: 401.',
+        [REQUIRED_SCOPE_EXTENSION]: 'read',
+        security: [{ [PORTAL_SESSION_SCHEME]: [] }],
+        responses: {
+          204: { description: 'The session has ended.', headers: HEADERS },
+          ...errorResponsesByStatus(['bad_request', 'unauthorized', 'rate_limited', ...SERVER]),
+        },
+      },
+    },
     '/api/portal_sessions/exchange/': {
       post: {
         operationId: 'exchangePortalSession',

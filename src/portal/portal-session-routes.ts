@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../auth/auth-cache.js';
 import { basicAuthHook, requireAuth } from '../auth/basic-auth-hook.js';
-import { LINK_TOKEN_PATTERN } from '../auth/portal-secrets.js';
+import { LINK_TOKEN_PATTERN, parseBearerAuthorization } from '../auth/portal-secrets.js';
 import { WWW_AUTHENTICATE } from '../auth/www-authenticate.js';
 import { ApiError } from '../domain/errors.js';
 import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
@@ -11,10 +11,11 @@ import type { DatabaseOf } from '../http/request-database.js';
 import { closeIfBodyPending } from '../http/unread-body.js';
 import { parseBodyObject, refuseUnknownMembers, typeName } from '../http/write-body.js';
 import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
-import { createPortalLink, exchangePortalLink, LINK_MINUTES, scopesOf, type ExchangeRefusal } from './portal-sessions.js';
+import { createPortalLink, endPortalSession, exchangePortalLink, LINK_MINUTES, scopesOf, type ExchangeRefusal } from './portal-sessions.js';
 
 export const PORTAL_SESSIONS_PATH = '/api/portal_sessions/';
 export const PORTAL_EXCHANGE_PATH = '/api/portal_sessions/exchange/';
+export const PORTAL_CURRENT_SESSION_PATH = '/api/portal_sessions/current/';
 
 export interface PortalSessionRoutesOptions {
   readonly databaseOf: DatabaseOf;
@@ -53,8 +54,9 @@ const withBody = { bodyLimit: MAX_WRITE_BODY_BYTES, config: { readsBody: true } 
  * any API key makes a one-time link (`POST /api/portal_sessions/`), and the
  * link's token, read by the portal from the fragment, is exchanged once for a
  * session (`POST /api/portal_sessions/exchange/`, no credentials: the token
- * is one). The token and the session secret travel only in bodies and in the
- * Authorization header, which no log line holds.
+ * is one); the session ends itself (`DELETE /api/portal_sessions/current/`,
+ * signing out). The token and the session secret travel only in bodies and in
+ * the Authorization header, which no log line holds.
  */
 export async function portalSessionRoutes(app: FastifyInstance, options: PortalSessionRoutesOptions): Promise<void> {
   await app.register(async (scope) => {
@@ -71,6 +73,20 @@ export async function portalSessionRoutes(app: FastifyInstance, options: PortalS
       const link = await createPortalLink(options.databaseOf(request), auth.orgId, auth.keyId);
       const url = `${publicBaseUrl(request, options.publicUrl)}/portal/#token=${link.token}`;
       return reply.code(201).send({ object: 'portal_session', url, expires_at: link.expiresAt });
+    });
+    scope.delete(PORTAL_CURRENT_SESSION_PATH, async (request, reply) => {
+      const auth = requireAuth(request);
+      const secret = parseBearerAuthorization(request.headers.authorization);
+      if (!auth.portalSession || secret === undefined) {
+        throw new ApiError(
+          'bad_request',
+          'this ends the portal session that sends it (Authorization: Bearer lps_…); an API key (HTTP Basic) is not a session: revoke a key with `lending-api key revoke`',
+        );
+      }
+      await endPortalSession(options.databaseOf(request), secret);
+      // This node forgets it now; the others within AUTH_CACHE_TTL_MS, their cache's bound.
+      options.authCache?.forget(request.headers.authorization!);
+      return reply.code(204).send();
     });
   });
 

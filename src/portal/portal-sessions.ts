@@ -79,6 +79,20 @@ export async function exchangePortalLink(db: Queryable, token: string): Promise<
   return 'not_valid';
 }
 
+/**
+ * Ends the session whose bearer secret is `secret` now (sign out): its end is
+ * set to now(), so every later check of it fails, on any node, once their
+ * auth caches let go of it (AUTH_CACHE_TTL_MS). Answers whether a live
+ * session was ended. The row stays, to be pruned with the others.
+ */
+export async function endPortalSession(db: Queryable, secret: string): Promise<boolean> {
+  const ended = await db.query(
+    'UPDATE portal_sessions SET session_expires_at = now() WHERE session_hash = $1 AND session_expires_at > now() RETURNING 1 AS ended',
+    [hashPortalSecret(secret)],
+  );
+  return ended.length > 0;
+}
+
 /** The scopes a session of a `scope` key holds: every key reads. */
 export function scopesOf(scope: KeyScope): KeyScope[] {
   return scope === 'read' ? ['read'] : ['read', scope];

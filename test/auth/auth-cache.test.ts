@@ -123,6 +123,20 @@ describe('createAuthCache', () => {
     expect(cache.get(`${credentials} `)).toBeUndefined();
   });
 
+  it('forgets a header on request, including a verification still running when it was forgotten', async () => {
+    const cache = createAuthCache({ ttlMs: TTL_MS });
+    cache.remember(credentials, auth);
+    cache.forget(credentials);
+    expect(cache.get(credentials)).toBeUndefined();
+
+    let finish: (value: typeof auth) => void = () => undefined;
+    const running = cache.verify(credentials, () => new Promise((resolve) => (finish = resolve)));
+    cache.forget(credentials);
+    finish(auth);
+    expect(await running).toEqual(auth);
+    expect(cache.get(credentials)).toBeUndefined();
+  });
+
   it('caches nothing when the TTL is 0', () => {
     const cache = createAuthCache({ ttlMs: 0 });
     cache.remember(credentials, auth);

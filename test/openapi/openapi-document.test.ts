@@ -69,6 +69,7 @@ describe('openapi.json', () => {
         '/api/events/stream/',
         ...Object.keys(webhookEndpointPaths()),
         '/api/portal_sessions/',
+        '/api/portal_sessions/current/',
         '/api/portal_sessions/exchange/',
         '/healthz',
         '/readyz',

@@ -127,7 +127,8 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
   }
 
   // The portal (a reference table): a link made (after its organization's pruning), exchanged, refused a second
-  // time (the refusal's lookup), and a list read with the session (the Bearer lookup, joined to the key).
+  // time (the refusal's lookup), a list read with the session (the Bearer lookup, joined to the key), and the
+  // session ended (signing out).
   const portal = await buildApp({ store: recorded });
   try {
     const link = await portal.inject({ method: 'POST', url: '/api/portal_sessions/', headers: { authorization: tenant.authorization } });
@@ -140,6 +141,8 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
     const session = (JSON.parse(granted.body) as { session: string }).session;
     const listed = await portal.inject({ url: '/api/limits/', headers: { authorization: `Bearer ${session}` } });
     if (listed.statusCode !== 200) throw new Error(`a list with a portal session answered ${listed.statusCode}: ${listed.body}`);
+    const ended = await portal.inject({ method: 'DELETE', url: '/api/portal_sessions/current/', headers: { authorization: `Bearer ${session}` } });
+    if (ended.statusCode !== 204) throw new Error(`signing out of a portal session answered ${ended.statusCode}: ${ended.body}`);
   } finally {
     await portal.close();
   }

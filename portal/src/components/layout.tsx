@@ -26,7 +26,17 @@ function isCurrent(item: NavItem, route: string): boolean {
 }
 
 /** Landmarks, a skip link, and the menu (a disclosure on a narrow screen); focus moves to the page's heading on navigation. */
-export function Layout({ session, location, children }: { session: Session | null; location: Location; children: ComponentChildren }) {
+export function Layout({
+  session,
+  location,
+  onSignOut,
+  children,
+}: {
+  session: Session | null;
+  location: Location;
+  onSignOut: () => void;
+  children: ComponentChildren;
+}) {
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
   const [menuOpen, setMenuOpen] = useState(false);
@@ -80,7 +90,10 @@ export function Layout({ session, location, children }: { session: Session | nul
         ) : null}
         {session ? (
           <p class="session">
-            {session.organization_id} · {session.scopes.join(', ')} · until <time dateTime={session.expires_at}>{session.expires_at.slice(11, 16)} UTC</time>
+            {session.organization_id} · {session.scopes.join(', ')} · until <time dateTime={session.expires_at}>{session.expires_at.slice(11, 16)} UTC</time>{' '}
+            <button type="button" class="sign-out" onClick={onSignOut}>
+              Sign out
+            </button>
           </p>
         ) : null}
       </header>

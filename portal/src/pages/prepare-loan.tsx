@@ -28,8 +28,9 @@ export function PrepareLoan() {
   const [method, setMethod] = useState('');
   const [principal, setPrincipal] = useState('');
   const [reference, setReference] = useState('');
-  // The key of this form's values: a retry or a second click sends the same one, so the loan is made once.
-  const key = useRef(newIdempotencyKey());
+  // The last body sent and its key, kept while its outcome may be a loan: sending the same body again (a second
+  // click, a retry after a lost answer or a 5xx, the same values typed again) sends the same key, so it lends once.
+  const lastSent = useRef<{ body: string; key: string } | undefined>(undefined);
   const inFlight = useRef(false);
   const [sending, setSending] = useState(false);
   const [problem, setProblem] = useState<ProblemError | Error | undefined>();
@@ -43,10 +44,9 @@ export function PrepareLoan() {
   const limit = limits.data?.items.find((candidate) => candidate.currency === currency);
   const currencies = [...new Set(limits.data?.items.map((candidate) => candidate.currency) ?? [])].sort();
 
-  /** A change of the form's values is another loan: a new key (and the last answer no longer applies). */
+  /** A change of the form's values: the last answer no longer applies (the key is chosen when sending). */
   const changed = (set: (value: string) => void) => (event: TargetedEvent<HTMLInputElement | HTMLSelectElement>) => {
     set(event.currentTarget.value);
-    key.current = newIdempotencyKey();
     setProblem(undefined);
   };
 
@@ -59,13 +59,20 @@ export function PrepareLoan() {
     try {
       const body: Record<string, string> = { credit_limit: limit.uid, payment_method: method, principal };
       if (reference.trim()) body.reference = reference.trim();
-      const answer = await api<{ loan: Loan; limit: CreditLimit }>('/api/loans/', { method: 'POST', body, idempotencyKey: key.current });
+      const sent = JSON.stringify(body);
+      // A new key only for another body: the same body keeps the key it was last sent with.
+      const key = lastSent.current?.body === sent ? lastSent.current.key : newIdempotencyKey();
+      lastSent.current = { body: sent, key };
+      const answer = await api<{ loan: Loan; limit: CreditLimit }>('/api/loans/', { method: 'POST', body, idempotencyKey: key });
       setCreated(answer);
-      key.current = newIdempotencyKey();
+      lastSent.current = undefined;
       setPrincipal('');
       setReference('');
       limits.reload();
     } catch (error) {
+      // Refused (a 4xx other than a timeout): no loan was made, so the same values may be sent again as a new
+      // request (after a top-up, say) rather than replaying the refusal. No answer, or a 5xx: the key is kept.
+      if (error instanceof ProblemError && error.status >= 400 && error.status < 500 && error.status !== 408) lastSent.current = undefined;
       setProblem(error instanceof Error ? error : new Error(String(error)));
     } finally {
       inFlight.current = false;

@@ -104,9 +104,17 @@ export async function newPortalPage(fixture: PortalFixture, viewport = { width: 
   return { context, page, problems };
 }
 
+/** Opens a link as a person does: the page, then its "Continue to the portal" button (focused on load), which exchanges the token. */
+export async function openLink(page: Page, link: string): Promise<void> {
+  await page.goto(link);
+  const proceed = page.getByRole('button', { name: 'Continue to the portal' });
+  await proceed.waitFor();
+  await proceed.click();
+}
+
 /** Opens a link and waits for the signed-in portal (the menu). */
 export async function signIn(fixture: PortalFixture, page: Page, key: string, pagePath = '/portal/'): Promise<void> {
-  await page.goto(await portalLink(fixture, key, pagePath));
+  await openLink(page, await portalLink(fixture, key, pagePath));
   await page.getByRole('navigation', { name: 'Portal' }).waitFor();
 }
 

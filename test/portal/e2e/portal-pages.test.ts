@@ -167,6 +167,49 @@ describe.skipIf(skipBrowser)('the portal’s pages, in Chromium', () => {
     await context.close();
   });
 
+  it('prepares a loan: after an answer lost to a 5xx, the same values typed again keep the key and lend once', async () => {
+    const before = await api<{ count: number }>('/api/loans/?credit_limit=cl_demo_02_usd', fixture.demo.key);
+    const { context, page } = await newPortalPage(fixture);
+    const keys: string[] = [];
+    // The first POST reaches the service (the loan is made) but its answer is lost: a 503 instead.
+    await page.route('**/api/loans/', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (keys.length > 1) return route.continue();
+      await route.fetch();
+      return route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ status: 503, code: 'service_unavailable', detail: 'The service is unavailable.' }) });
+    });
+    await signIn(fixture, page, fixture.demo.write_key, '/portal/loans/new/');
+    await page.getByLabel('Entity').selectOption('ent_demo_02');
+    await page.getByLabel('Currency').selectOption('USD');
+    await page.getByText(/Credit limit cl_demo_02_usd: .* available/).waitFor();
+    const method = page.getByLabel('Payment method');
+    await eventually(() => method.locator('option').count()).toBeGreaterThan(1);
+    await method.selectOption({ index: 1 });
+    await page.getByLabel('Principal').fill('12.00');
+    await page.getByLabel('Reference (optional)').fill('portal-lost-answer');
+    await page.getByRole('button', { name: 'Create the loan' }).click();
+    await page.getByText('The service is unavailable.').waitFor();
+    // Edited, then the same values again: the same body, so the same key (the service replays the loan it made).
+    await page.getByLabel('Principal').fill('13.00');
+    await page.getByLabel('Principal').fill('12.00');
+    await page.getByRole('button', { name: 'Create the loan' }).click();
+    await page.getByText(/Loan ln_\w+ created: 12\.00 USD on cl_demo_02_usd/).waitFor();
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    const after = await api<{ count: number; items: { reference: string | null }[] }>('/api/loans/?credit_limit=cl_demo_02_usd', fixture.demo.key);
+    expect(after.count).toBe(before.count + 1);
+    expect(after.items.filter((loan) => loan.reference === 'portal-lost-answer')).toHaveLength(1);
+
+    // After the success, other values are another loan: a new key.
+    await page.getByLabel('Principal').fill('11.00');
+    await page.getByRole('button', { name: 'Create the loan' }).click();
+    await page.getByText(/Loan ln_\w+ created: 11\.00 USD on cl_demo_02_usd/).waitFor();
+    expect(keys).toHaveLength(3);
+    expect(keys[2]).not.toBe(keys[0]);
+    await context.close();
+  });
+
   it('follows the log live: a drawdown’s events appear in the tail', async () => {
     await publishEvents(fixture);
     const { context, page, problems } = await newPortalPage(fixture);
