@@ -85,7 +85,8 @@ export interface WebhookEndpoint {
 export interface DeliveryAttempt {
   id: string;
   event: string;
-  event_type?: string;
+  /** null once the event has left the log. */
+  event_type: string | null;
   attempt: number;
   status_code: number | null;
   duration_ms: number | null;
