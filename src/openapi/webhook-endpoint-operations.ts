@@ -239,7 +239,7 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
       title: 'WebhookEndpointHealth',
       description: 'How the endpoint’s deliveries are going: what waits, when it was last tried and last answered 2xx, since when it fails, and the last 24 hours’ attempts.',
       type: 'object',
-      required: ['pending', 'last_attempt_at', 'last_success_at', 'failing_since', 'succeeded_24h', 'failed_24h'],
+      required: ['pending', 'last_attempt_at', 'last_success_at', 'failing_since', 'succeeded_24h', 'failed_24h', 'hourly_24h'],
       properties: {
         pending: { ...countSchema(0), description: 'Deliveries waiting for an attempt (due now or a retry later), in flight included.' },
         last_attempt_at: { ...TIMESTAMP, type: ['string', 'null'], description: 'When the latest attempt was recorded; null before the first.' },
@@ -247,6 +247,22 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
         failing_since: { ...TIMESTAMP, type: ['string', 'null'], description: 'The first failed attempt since the last success; null while the last attempt succeeded (or none was made).' },
         succeeded_24h: { ...countSchema(0), description: 'Successful attempts in the last 24 hours (counted in 5-minute buckets: those that began in the last 24 hours).' },
         failed_24h: { ...countSchema(0), description: 'Failed attempts in the last 24 hours (as `succeeded_24h`).' },
+        hourly_24h: {
+          type: 'array',
+          minItems: 24,
+          maxItems: 24,
+          description: 'Attempts by UTC hour: the current hour (so far) and the 23 before it, oldest first, an hour without attempts included with zeros (from the same 5-minute buckets, so the oldest hour may hold attempts `succeeded_24h` no longer counts).',
+          items: {
+            type: 'object',
+            required: ['hour', 'succeeded', 'failed'],
+            properties: {
+              hour: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:00:00Z$', maxLength: 20, description: 'The hour’s start, UTC.', examples: ['2026-11-28T03:00:00Z'] },
+              succeeded: { ...countSchema(0), description: 'Successful attempts in the hour.' },
+              failed: { ...countSchema(0), description: 'Failed attempts in the hour.' },
+            },
+            additionalProperties: false,
+          },
+        },
       },
       additionalProperties: false,
     },

@@ -66,7 +66,7 @@ const endpoint: WebhookEndpoint = {
   disabled_reason: null,
   created_at: '2026-11-28T03:13:08.664000Z',
   updated_at: '2026-11-28T03:13:08.664000Z',
-  health: { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 },
+  health: { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0, hourly_24h: [] },
 };
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 

@@ -730,6 +730,26 @@ export interface WebhookEndpointHealth {
    * Failed attempts in the last 24 hours (as `succeeded_24h`).
    */
   failed_24h: number;
+  /**
+   * Attempts by UTC hour: the current hour (so far) and the 23 before it, oldest first, an hour without attempts included with zeros (from the same 5-minute buckets, so the oldest hour may hold attempts `succeeded_24h` no longer counts).
+   *
+   * @minItems 24
+   * @maxItems 24
+   */
+  hourly_24h: {
+    /**
+     * The hour’s start, UTC.
+     */
+    hour: string;
+    /**
+     * Successful attempts in the hour.
+     */
+    succeeded: number;
+    /**
+     * Failed attempts in the hour.
+     */
+    failed: number;
+  }[];
 }
 /**
  * An endpoint as created or rotated: with its signing secret, shown this once.
