@@ -80,7 +80,7 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
           <ScrollTable label="Delivery attempts, scrollable">
             <table class="records">
               <caption>
-                Attempts {filtered ? `matching the filters (${data.count})` : `(${data.count} in all)`}, page {from}, newest first
+                Attempts {filtered ? `matching the filters, page ${from} of ${data.count} matching` : `page ${from} of ${data.count} in all`}, newest first
               </caption>
               <thead>
                 <tr>
