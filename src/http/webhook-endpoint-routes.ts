@@ -11,6 +11,7 @@ import { replayFailedEvents } from '../webhooks/endpoint-replay.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
 import { sendTestDelivery } from '../webhooks/test-delivery.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, retrieveEndpoint, rotateEndpointSecret, updateEndpoint } from '../webhooks/webhook-endpoints.js';
+import { parseDeliveryAttemptQuery } from './delivery-attempt-query.js';
 import { numberedPageEnvelope, parseNumberedPage } from './numbered-page.js';
 import { publicBaseUrl } from './public-url.js';
 import { parseReplayWindow } from './replay-body.js';
@@ -121,10 +122,10 @@ export async function webhookEndpointRoutes(app: FastifyInstance, options: Webho
   app.get<{ Params: { uid: string } }>(`${WEBHOOK_ENDPOINTS_PATH}:uid/deliveries/`, async (request, reply) => {
     const { orgId } = requireAuth(request);
     const path = `${WEBHOOK_ENDPOINTS_PATH}${encodeURIComponent(request.params.uid)}/deliveries/`;
-    const query = parseNumberedPage(rawQueryOf(request), `${WEBHOOK_ENDPOINTS_PATH}{uid}/deliveries/`);
-    const result = await listDeliveryAttempts(databaseOf(request), orgId, request.params.uid, query.offset, query.limit);
+    const { page, filters } = parseDeliveryAttemptQuery(rawQueryOf(request), `${WEBHOOK_ENDPOINTS_PATH}{uid}/deliveries/`);
+    const result = await listDeliveryAttempts(databaseOf(request), orgId, request.params.uid, page, filters);
     if (!result) return notFound(request.params.uid);
-    return numberedPageEnvelope(reply, `${publicBaseUrl(request, publicUrl)}${path}`, query, result);
+    return numberedPageEnvelope(reply, `${publicBaseUrl(request, publicUrl)}${path}`, page, result);
   });
 
   app.post<{ Params: { uid: string } }>(`${WEBHOOK_ENDPOINTS_PATH}:uid/replay/`, withBody, async (request, reply) => {

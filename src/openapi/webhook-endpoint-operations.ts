@@ -5,7 +5,8 @@ import { MAX_WRITE_BODY_BYTES } from '../ledger/write-limits.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/destination.js';
 import { EVENT_TYPES, EVENT_TYPE_PREFIXES, EVERY_EVENT, MAX_ENABLED_EVENTS } from '../events/event-types.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_ORGANIZATION, PREVIOUS_SECRET_HOURS } from '../webhooks/webhook-endpoints.js';
-import { MAX_ATTEMPT_ERROR_LENGTH } from '../webhooks/delivery-attempts.js';
+import { ATTEMPT_STATUSES, MAX_ATTEMPT_ERROR_LENGTH } from '../webhooks/delivery-attempts.js';
+import { eventTypeValue } from '../events/events-resource.js';
 import { TEST_EVENT_TYPE } from '../webhooks/test-delivery.js';
 import { schemaRef, type JsonObject } from './json-schema.js';
 import { countSchema, TIMESTAMP_PATTERN } from './resource-schemas.js';
@@ -44,6 +45,25 @@ const PAGE_PARAMETER = {
   description: `Page number, from 1, for example \`2\`. Pages hold ${PAGE_SIZE} items; a page past the last one is a 404 \`page_out_of_range\`. The only parameter: any other is a 422 naming it.`,
   schema: { ...countSchema(1), default: 1 },
 };
+
+const ATTEMPT_FILTERS = [
+  {
+    name: 'status',
+    in: 'query',
+    required: false,
+    description: 'Only attempts with this outcome: `succeeded` (a 2xx answer) or `failed` (anything else: the attempt has an `error`, whether a retry follows or not). Another value is a 422 naming `status`.',
+    schema: { type: 'string', enum: [...ATTEMPT_STATUSES] },
+  },
+  {
+    name: 'type',
+    in: 'query',
+    required: false,
+    description: 'Only attempts of events of this type, or of every type of one object (`credit_limit.*`), as the events log’s `type` filter reads it. Another value is a 422 naming `type`.',
+    schema: JSON.parse(JSON.stringify(eventTypeValue.schema)) as JsonObject,
+  },
+];
+
+const ATTEMPT_PAGE_PARAMETER = { ...PAGE_PARAMETER, description: `Page number, from 1, for example \`2\`. Pages hold ${PAGE_SIZE} items; a page past the last one is a 404 \`page_out_of_range\`. With \`status\` and \`type\` the only parameters: any other is a 422 naming it.` };
 
 const HEADERS = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
 
@@ -142,8 +162,8 @@ export function webhookEndpointPaths(): Record<string, JsonObject> {
       ),
     },
     '/api/webhook_endpoints/{uid}/deliveries/': {
-      get: operation('listWebhookDeliveryAttempts', 'List a webhook endpoint’s delivery attempts', 'Every attempt to deliver an event to the endpoint, newest first: the event, the attempt’s number, the status code, how long it took, the error, the first 1 KiB of the answer and when the next attempt is due.', {
-        parameters: [ID_PARAMETER, PAGE_PARAMETER],
+      get: operation('listWebhookDeliveryAttempts', 'List a webhook endpoint’s delivery attempts', 'Every attempt to deliver an event to the endpoint, newest first, or those of one outcome (`status`) or event type (`type`), with their exact `count`: the event and its type, the attempt’s number, the status code, how long it took, the error, the first 1 KiB of the answer and when the next attempt is due.', {
+        parameters: [ID_PARAMETER, ATTEMPT_PAGE_PARAMETER, ...ATTEMPT_FILTERS],
         responses: { ...ok('A page of delivery attempts.', 'WebhookDeliveryAttemptPage', 200, { Link: { $ref: '#/components/headers/Link' } }), ...errorResponsesByStatus([...COMMON, 'invalid_parameter', 'not_found', 'page_out_of_range']) },
       }),
     },
@@ -219,7 +239,7 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
       title: 'WebhookEndpointHealth',
       description: 'How the endpoint’s deliveries are going: what waits, when it was last tried and last answered 2xx, since when it fails, and the last 24 hours’ attempts.',
       type: 'object',
-      required: ['pending', 'last_attempt_at', 'last_success_at', 'failing_since', 'succeeded_24h', 'failed_24h'],
+      required: ['pending', 'last_attempt_at', 'last_success_at', 'failing_since', 'succeeded_24h', 'failed_24h', 'hourly_24h'],
       properties: {
         pending: { ...countSchema(0), description: 'Deliveries waiting for an attempt (due now or a retry later), in flight included.' },
         last_attempt_at: { ...TIMESTAMP, type: ['string', 'null'], description: 'When the latest attempt was recorded; null before the first.' },
@@ -227,6 +247,22 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
         failing_since: { ...TIMESTAMP, type: ['string', 'null'], description: 'The first failed attempt since the last success; null while the last attempt succeeded (or none was made).' },
         succeeded_24h: { ...countSchema(0), description: 'Successful attempts in the last 24 hours (counted in 5-minute buckets: those that began in the last 24 hours).' },
         failed_24h: { ...countSchema(0), description: 'Failed attempts in the last 24 hours (as `succeeded_24h`).' },
+        hourly_24h: {
+          type: 'array',
+          minItems: 24,
+          maxItems: 24,
+          description: 'Attempts by UTC hour: the current hour (so far) and the 23 before it, oldest first, an hour without attempts included with zeros (from the same 5-minute buckets, so the oldest hour may hold attempts `succeeded_24h` no longer counts).',
+          items: {
+            type: 'object',
+            required: ['hour', 'succeeded', 'failed'],
+            properties: {
+              hour: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:00:00Z$', maxLength: 20, description: 'The hour’s start, UTC.', examples: ['2026-11-28T03:00:00Z'] },
+              succeeded: { ...countSchema(0), description: 'Successful attempts in the hour.' },
+              failed: { ...countSchema(0), description: 'Failed attempts in the hour.' },
+            },
+            additionalProperties: false,
+          },
+        },
       },
       additionalProperties: false,
     },
@@ -291,11 +327,12 @@ export function webhookEndpointSchemas(): Record<string, JsonObject> {
       title: 'WebhookDeliveryAttempt',
       description: 'One attempt to deliver one event to the endpoint.',
       type: 'object',
-      required: ['id', 'object', 'event', 'attempt', 'status_code', 'duration_ms', 'error', 'response_body', 'next_attempt_at', 'created_at'],
+      required: ['id', 'object', 'event', 'event_type', 'attempt', 'status_code', 'duration_ms', 'error', 'response_body', 'next_attempt_at', 'created_at'],
       properties: {
         id: { type: 'string', pattern: '^wha_[0-9a-f]{32}$', maxLength: 36 },
         object: { const: 'webhook_delivery_attempt' },
         event: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', maxLength: 36, description: 'The event’s id (`evt_…`), its `webhook-id`.' },
+        event_type: { type: ['string', 'null'], enum: [...EVENT_TYPES, null], description: 'The event’s type; null once the event has left the log (pruned before its attempts).' },
         attempt: { type: 'integer', format: 'int32', minimum: 1, maximum: 1000, description: 'The attempt’s number for this event, from 1.' },
         status_code: { type: ['integer', 'null'], format: 'int32', minimum: 100, maximum: 599, description: 'The receiver’s status; null when none came (timeout, refused connection, refused address).' },
         duration_ms: { type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 },

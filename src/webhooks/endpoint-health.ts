@@ -13,12 +13,34 @@ export interface EndpointHealth {
   /** Attempts in the last 24 hours (the 5-minute buckets that began in them), by outcome. */
   readonly succeeded_24h: number;
   readonly failed_24h: number;
+  /** The same buckets by UTC hour: the current hour and the 23 before it, oldest first, zero-filled. */
+  readonly hourly_24h: readonly HourOfAttempts[];
+}
+
+/** One hour of an endpoint's attempts: `hour` is its start (RFC 3339, UTC). */
+export interface HourOfAttempts {
+  readonly hour: string;
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+/** The 24 hours of `hourly_24h` at `now`, without an attempt: a new endpoint's. */
+export function emptyHours(now: Date = new Date()): HourOfAttempts[] {
+  const current = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
+  return Array.from({ length: 24 }, (_, index) => ({
+    hour: new Date(current - (23 - index) * 3_600_000).toISOString().replace('.000Z', 'Z'),
+    succeeded: 0,
+    failed: 0,
+  }));
 }
 
 /** The width of a bucket of webhook_endpoint_stats (migration 023), in seconds. */
 export const HEALTH_BUCKET_SECONDS = 300;
 
 const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/** The current UTC hour (whatever the session's TimeZone) and the 23 before it. */
+const FIRST_HOUR = `date_trunc('hour', now(), 'UTC') - interval '23 hours'`;
 
 /**
  * The pending deliveries are counted in the order of their partial index
@@ -36,8 +58,9 @@ const PENDING_PLAN_LIMIT = 2_147_483_647;
  * by it (a router statement on Citus). Each is an index probe or a short
  * range: `pending` counts the endpoint's pending deliveries through their
  * partial index (index-only: a backlog costs about 0.25 µs a delivery), the rest read
- * webhook_endpoint_stats (at most 289 buckets for the 24-hour counts; the
- * latest bucket, or the latest with a success, for the times).
+ * webhook_endpoint_stats (at most 289 buckets for the 24-hour counts, and
+ * 288 summed by hour into hourly_24h; the latest bucket, or the latest with
+ * a success, for the times).
  */
 export const HEALTH_COLUMN = `json_build_object(
     'pending', (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.org_id = $1 AND d.endpoint_id = w.id AND d.state = 'pending'
@@ -50,7 +73,13 @@ export const HEALTH_COLUMN = `json_build_object(
     'succeeded_24h', (SELECT coalesce(sum(s.succeeded), 0) FROM webhook_endpoint_stats s
                        WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.bucket > now() - interval '24 hours')::int,
     'failed_24h', (SELECT coalesce(sum(s.failed), 0) FROM webhook_endpoint_stats s
-                    WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.bucket > now() - interval '24 hours')::int
+                    WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.bucket > now() - interval '24 hours')::int,
+    'hourly_24h', (SELECT json_agg(json_build_object('hour', to_char(h.hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                                                     'succeeded', coalesce(b.succeeded, 0), 'failed', coalesce(b.failed, 0)) ORDER BY h.hour)
+                     FROM generate_series(${FIRST_HOUR}, ${FIRST_HOUR} + interval '23 hours', interval '1 hour') AS h(hour)
+                     LEFT JOIN (SELECT date_trunc('hour', s.bucket, 'UTC') AS hour, sum(s.succeeded)::int AS succeeded, sum(s.failed)::int AS failed
+                                  FROM webhook_endpoint_stats s WHERE s.org_id = $1 AND s.endpoint_id = w.id AND s.bucket >= ${FIRST_HOUR}
+                                 GROUP BY 1) b ON b.hour = h.hour)
   ) AS health`;
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
 import type { Queryable, Store, Transaction, TransactionOptions } from '../store/store.js';
-import { HEALTH_COLUMN, type EndpointHealth } from './endpoint-health.js';
+import { emptyHours, HEALTH_COLUMN, type EndpointHealth } from './endpoint-health.js';
 import { earlierSecretsAfterRotation, type SealedEndpointSecrets } from './endpoint-secrets.js';
 import type { SecretBox } from './secret-box.js';
 import { newSigningSecret } from './signature.js';
@@ -31,7 +31,7 @@ export interface WebhookEndpoint {
 }
 
 /** The health of an endpoint nothing was delivered to yet. */
-const NEW_ENDPOINT_HEALTH: EndpointHealth = { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 };
+const NEW_ENDPOINT_HEALTH: Omit<EndpointHealth, 'hourly_24h'> = { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 };
 
 export interface EndpointInput {
   readonly url: string;
@@ -110,7 +110,7 @@ export async function createEndpoint(
       [orgId, `we_${randomUUID().replaceAll('-', '')}`, input.url, input.description, [...input.enabledEvents], sealed],
     );
     if (!row) throw new Error('INSERT … RETURNING returned no row');
-    return { ...row, health: NEW_ENDPOINT_HEALTH };
+    return { ...row, health: { ...NEW_ENDPOINT_HEALTH, hourly_24h: emptyHours() } };
   }, options);
   return { endpoint, secret };
 }

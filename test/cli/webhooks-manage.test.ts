@@ -50,7 +50,7 @@ describeEachStore('webhooks endpoints, resend, replay and test on the command li
     expect(listed.code, listed.stderr).toBe(0);
     const endpoints = JSON.parse(listed.stdout) as { id: string; health: { pending: number } }[];
     expect(endpoints.map((endpoint) => endpoint.id)).toEqual([good, failing]);
-    expect(endpoints[0]!.health).toEqual({ pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 });
+    expect(endpoints[0]!.health).toEqual({ pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0, hourly_24h: expect.any(Array) });
     const human = await cli(['endpoints']);
     expect(human.stdout).toContain(`${good}  http://127.0.0.1:${receiver.port}/good`);
     expect(human.stdout).toContain('0 pending; last 24 h: 0 succeeded, 0 failed; last success never');

@@ -66,7 +66,7 @@ const endpoint: WebhookEndpoint = {
   disabled_reason: null,
   created_at: '2026-11-28T03:13:08.664000Z',
   updated_at: '2026-11-28T03:13:08.664000Z',
-  health: { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 },
+  health: { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0, hourly_24h: [] },
 };
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -234,6 +234,7 @@ describe('client.webhookEndpoints', () => {
       id: 'wha_1',
       object: 'webhook_delivery_attempt',
       event: 'evt_1',
+      event_type: 'loan.created',
       attempt: 2,
       status_code: 500,
       duration_ms: 41,
@@ -243,9 +244,9 @@ describe('client.webhookEndpoints', () => {
       created_at: '2026-11-28T03:13:38.000000Z',
     };
     const second = { ...attempt, id: 'wha_0', attempt: 1 };
-    // As the server answers: `page` only (a cursor is a 422), next links with page numbers.
+    // As the server answers: `page`, `status` and `type` only (a cursor is a 422), next links with page numbers.
     const fetch = standIn(({ url }) => {
-      if ([...url.searchParams.keys()].some((name) => name !== 'page')) return problem(422, 'invalid_parameter');
+      if ([...url.searchParams.keys()].some((name) => !['page', 'status', 'type'].includes(name))) return problem(422, 'invalid_parameter');
       const page = Number(url.searchParams.get('page') ?? '1');
       const next = new URL(url);
       next.searchParams.set('page', '2');
@@ -256,6 +257,7 @@ describe('client.webhookEndpoints', () => {
     const walked: WebhookDeliveryAttempt[] = [];
     for await (const item of client.webhookEndpoints.deliveries('we/1').listAll()) walked.push(item);
     expect(walked).toEqual([attempt, second]);
+    await client.webhookEndpoints.deliveries('we_1').list({ status: 'failed', type: 'loan.*' });
     const endpoints: WebhookEndpoint[] = [];
     for await (const item of client.webhookEndpoints.listAll()) endpoints.push(item);
     expect(endpoints).toHaveLength(2);
@@ -263,6 +265,7 @@ describe('client.webhookEndpoints', () => {
       '/api/webhook_endpoints/we_1/deliveries/',
       '/api/webhook_endpoints/we%2F1/deliveries/',
       '/api/webhook_endpoints/we%2F1/deliveries/?page=2',
+      '/api/webhook_endpoints/we_1/deliveries/?status=failed&type=loan.*',
       '/api/webhook_endpoints/',
       '/api/webhook_endpoints/?page=2',
     ]);

@@ -84,6 +84,7 @@ export async function runEventWorkload(store: Store, recorded: Store): Promise<v
     }
     await call('GET', `/api/webhook_endpoints/${failingEndpoint}/deliveries/`);
     await call('GET', `/api/webhook_endpoints/${okEndpoint}/deliveries/?page=1`);
+    await call('GET', `/api/webhook_endpoints/${failingEndpoint}/deliveries/?status=failed&type=loan.*`);
     await call('POST', `/api/events/${events[0]!.id}/resend/`, {});
     await call('GET', '/api/webhook_endpoints/');
     const replay = await call('POST', `/api/webhook_endpoints/${failingEndpoint}/replay/`, { since: '2020-01-01' });

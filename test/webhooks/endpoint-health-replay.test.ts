@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../helpers/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
-import { HEALTH_COLUMN, type EndpointHealth } from '../../src/webhooks/endpoint-health.js';
+import { HEALTH_COLUMN, type EndpointHealth, type HourOfAttempts as Hour } from '../../src/webhooks/endpoint-health.js';
 import { replayFailedEvents } from '../../src/webhooks/endpoint-replay.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
 import { describeEachStore, distributedOnCitus } from '../helpers/stores.js';
@@ -17,6 +17,19 @@ import { startHttpReceiver, type Receiver } from './receivers.js';
 const PATH = '/api/webhook_endpoints/';
 
 type Endpoint = { id: string; health: EndpointHealth; secret?: string };
+
+/** The start of the UTC hour of an RFC 3339 time, as hourly_24h writes it. */
+const hourOf = (time: string): string => `${time.slice(0, 13)}:00:00Z`;
+
+/** 24 consecutive hours, oldest first, the last one the hour of `now` (or, past a boundary since, the next). */
+function expectHours(hours: readonly Hour[], now: string): void {
+  expect(hours).toHaveLength(24);
+  const starts = hours.map((hour) => Date.parse(hour.hour));
+  expect(starts.slice(1).map((start, index) => start - starts[index]!)).toEqual(Array(23).fill(3_600_000));
+  expect(hours.every((hour) => /^\d{4}-\d\d-\d\dT\d\d:00:00Z$/.test(hour.hour))).toBe(true);
+  expect(starts[23]! - Date.parse(hourOf(now))).toBeGreaterThanOrEqual(0);
+  expect(starts[23]! - Date.parse(hourOf(now))).toBeLessThanOrEqual(3_600_000);
+}
 
 /** What the shared receiver answers: 200 unless a test changes it. */
 const answer = { status: 200 };
@@ -90,7 +103,8 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         const bad = await addEndpoint(store(), tenant.org.id, `http://127.0.0.1:${failing.port}/`);
         const created = await send('POST', PATH, { url: `http://127.0.0.1:${receiver.port}/new`, enabled_events: ['loan.*'] }, tenant.authorization);
         expect(created.statusCode, created.body).toBe(201);
-        const fresh = { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0 };
+        const noAttempts = (hours: Hour[]) => hours.every((hour) => hour.succeeded === 0 && hour.failed === 0);
+        const fresh = { pending: 0, last_attempt_at: null, last_success_at: null, failing_since: null, succeeded_24h: 0, failed_24h: 0, hourly_24h: expect.toSatisfy(noAttempts) };
         expect(created.json<Endpoint>().health).toEqual(fresh);
 
         await insertCreditLimits(store(), tenant.org.id, [creditLimit(), creditLimit(), creditLimit()]);
@@ -114,6 +128,10 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         expect(badHealth).toMatchObject({ pending: 3, last_success_at: null, succeeded_24h: 0, failed_24h: 3 });
         expect(badHealth.failing_since! >= before && badHealth.failing_since! <= after).toBe(true);
         expect(badHealth.last_attempt_at! >= badHealth.failing_since!).toBe(true);
+        // By hour: 24 consecutive UTC hours, oldest first, the 3 failures in the hour they were made.
+        expectHours(badHealth.hourly_24h, after);
+        expect(badHealth.hourly_24h.filter((hour) => hour.failed > 0)).toEqual([{ hour: hourOf(badHealth.failing_since!), succeeded: 0, failed: 3 }]);
+        expect(goodHealth.hourly_24h.reduce((sum, hour) => sum + hour.succeeded, 0)).toBe(3);
         expect(healthOf(page, created.json<Endpoint>().id)).toEqual(fresh);
 
         // The receiver recovers and the retries come due: delivered, and the streak is over.
@@ -122,13 +140,14 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         await newDeliverer(store()).deliverDue();
         const recovered = (await send('GET', `${PATH}${bad.uid}/`, undefined, tenant.authorization)).json<Endpoint>().health;
         expect(recovered).toMatchObject({ pending: 0, failing_since: null, succeeded_24h: 3, failed_24h: 3 });
+        expect(recovered.hourly_24h.reduce((sum, hour) => [sum[0]! + hour.succeeded, sum[1]! + hour.failed], [0, 0])).toEqual([3, 3]);
         expect(recovered.last_success_at).toBe(recovered.last_attempt_at);
         expect(recovered.last_success_at! > badHealth.last_attempt_at!).toBe(true);
 
         // Attempts older than 24 hours leave the counts, not the times.
         await store().query(`UPDATE webhook_endpoint_stats SET bucket = bucket - interval '25 hours' WHERE org_id = $1`, [tenant.org.id]);
         const dayLater = (await send('GET', `${PATH}${bad.uid}/`, undefined, tenant.authorization)).json<Endpoint>().health;
-        expect(dayLater).toEqual({ ...recovered, succeeded_24h: 0, failed_24h: 0 });
+        expect(dayLater).toEqual({ ...recovered, succeeded_24h: 0, failed_24h: 0, hourly_24h: recovered.hourly_24h.map((hour) => ({ ...hour, succeeded: 0, failed: 0 })) });
       } finally {
         await failing.close();
       }

@@ -730,6 +730,26 @@ export interface WebhookEndpointHealth {
    * Failed attempts in the last 24 hours (as `succeeded_24h`).
    */
   failed_24h: number;
+  /**
+   * Attempts by UTC hour: the current hour (so far) and the 23 before it, oldest first, an hour without attempts included with zeros (from the same 5-minute buckets, so the oldest hour may hold attempts `succeeded_24h` no longer counts).
+   *
+   * @minItems 24
+   * @maxItems 24
+   */
+  hourly_24h: {
+    /**
+     * The hour’s start, UTC.
+     */
+    hour: string;
+    /**
+     * Successful attempts in the hour.
+     */
+    succeeded: number;
+    /**
+     * Failed attempts in the hour.
+     */
+    failed: number;
+  }[];
 }
 /**
  * An endpoint as created or rotated: with its signing secret, shown this once.
@@ -894,6 +914,21 @@ export interface WebhookDeliveryAttempt {
    */
   event: string;
   /**
+   * The event’s type; null once the event has left the log (pruned before its attempts).
+   */
+  event_type:
+    | 'credit_limit.created'
+    | 'credit_limit.updated'
+    | 'entity.created'
+    | 'entity.updated'
+    | 'ledger_entry.created'
+    | 'loan.created'
+    | 'loan.updated'
+    | 'loan.repaid'
+    | 'payment_method.created'
+    | 'payment_method.updated'
+    | null;
+  /**
    * The attempt’s number for this event, from 1.
    */
   attempt: number;
@@ -924,9 +959,17 @@ export interface WebhookDeliveryAttempt {
  */
 export interface WebhookDeliveryAttemptListParams {
   /**
-   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. The only parameter: any other is a 422 naming it.
+   * Page number, from 1, for example `2`. Pages hold 10 items; a page past the last one is a 404 `page_out_of_range`. With `status` and `type` the only parameters: any other is a 422 naming it.
    */
   page?: number;
+  /**
+   * Only attempts with this outcome: `succeeded` (a 2xx answer) or `failed` (anything else: the attempt has an `error`, whether a retry follows or not). Another value is a 422 naming `status`.
+   */
+  status?: 'succeeded' | 'failed';
+  /**
+   * Only attempts of events of this type, or of every type of one object (`credit_limit.*`), as the events log’s `type` filter reads it. Another value is a 422 naming `type`.
+   */
+  type?: string;
 }
 /**
  * A way to pay out to or collect from an entity, in one currency. Only the last two digits of the account number are kept.

@@ -1,3 +1,5 @@
+import type { HourOfAttempts } from '../lib/records';
+
 /**
  * Charts drawn as SVG by hand: a few dozen lines instead of a library (nothing to load,
  * nothing that evaluates code, colours from the stylesheet). Each has its numbers in text too.
@@ -39,6 +41,31 @@ export function OutcomeBar({ succeeded, failed, label }: { succeeded: number; fa
     <svg class="outcome-bar" viewBox={`0 0 ${width} 12`} width={width} height={12} role="img" aria-label={label}>
       <rect class={total === 0 ? 'bar-empty' : 'bar-failed'} x={0} y={0} width={width} height={12} />
       {ok > 0 ? <rect class="bar-ok" x={0} y={0} width={ok} height={12} /> : null}
+    </svg>
+  );
+}
+
+/** An endpoint's attempts by hour as stacked bars (succeeded under failed), oldest on the left. */
+export function HourlyBars({ hours, label }: { hours: HourOfAttempts[]; label: string }) {
+  const width = 240;
+  const height = 48;
+  const slot = width / Math.max(1, hours.length);
+  const top = Math.max(1, ...hours.map((hour) => hour.succeeded + hour.failed));
+  const scale = (n: number) => (n / top) * height;
+  return (
+    <svg class="hourly-bars" viewBox={`0 0 ${width} ${height}`} width={width} height={height} role="img" aria-label={label}>
+      <line class="chart-axis" x1={0} x2={width} y1={height - 0.5} y2={height - 0.5} />
+      {hours.map((hour, index) => {
+        const ok = scale(hour.succeeded);
+        const failed = scale(hour.failed);
+        const x = index * slot + 1;
+        return (
+          <g key={hour.hour}>
+            {ok > 0 ? <rect class="bar-ok" x={x} y={height - ok} width={slot - 2} height={ok} /> : null}
+            {failed > 0 ? <rect class="bar-failed" x={x} y={height - ok - failed} width={slot - 2} height={failed} /> : null}
+          </g>
+        );
+      })}
     </svg>
   );
 }

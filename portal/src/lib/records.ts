@@ -60,6 +60,13 @@ export interface LogEvent {
   data: { object: { uid?: string; id?: string } & Record<string, unknown> };
 }
 
+/** One UTC hour of an endpoint's attempts; `hour` is its start. */
+export interface HourOfAttempts {
+  hour: string;
+  succeeded: number;
+  failed: number;
+}
+
 export interface EndpointHealth {
   pending: number;
   last_attempt_at: string | null;
@@ -67,6 +74,8 @@ export interface EndpointHealth {
   failing_since: string | null;
   succeeded_24h: number;
   failed_24h: number;
+  /** 24 UTC hours, oldest first, zero-filled. */
+  hourly_24h: HourOfAttempts[];
 }
 
 export interface WebhookEndpoint {
@@ -85,7 +94,8 @@ export interface WebhookEndpoint {
 export interface DeliveryAttempt {
   id: string;
   event: string;
-  event_type?: string;
+  /** null once the event has left the log. */
+  event_type: string | null;
   attempt: number;
   status_code: number | null;
   duration_ms: number | null;

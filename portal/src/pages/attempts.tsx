@@ -3,69 +3,44 @@ import { useState } from 'preact/hooks';
 import { LoadingStatus, Notice, ProblemAlert, ScrollTable } from '../components/status';
 import { api, type Page } from '../lib/api';
 import { when } from '../lib/format';
-import type { DeliveryAttempt, LogEvent } from '../lib/records';
+import type { DeliveryAttempt } from '../lib/records';
 import { href, navigate, type Location } from '../lib/router';
 import { useLoad } from '../lib/use-api';
-
-/** Pages of attempts read for one screen of filtered ones (each a request of the session's budget). */
-const SCAN_PAGES = 3;
 
 export function succeeded(attempt: DeliveryAttempt): boolean {
   return attempt.status_code !== null && attempt.status_code >= 200 && attempt.status_code < 300;
 }
 
-interface Scan {
-  attempts: (DeliveryAttempt & { type: string })[];
-  count: number;
-  lastPage: number;
-  more: boolean;
-}
-
 /**
- * The endpoint's delivery attempts, newest first. The API pages them by number only; the
- * filters (failed only, event type) are applied here to the pages read, each attempt's type
- * read from its event (once per event).
+ * The API's query for the portal's: `status` and `type` as the list takes them (the
+ * server filters and counts), `page` only past the first.
  */
-async function scan(endpoint: string, from: number, failedOnly: boolean, type: string, signal: AbortSignal): Promise<Scan> {
-  const types = new Map<string, string>();
-  const attempts: Scan['attempts'] = [];
-  let page = from;
-  let count = 0;
-  let more = true;
-  for (let read = 0; read < (failedOnly || type ? SCAN_PAGES : 1) && more && attempts.length < 10; read += 1, page += 1) {
-    const answer = await api<Page<DeliveryAttempt>>(`/api/webhook_endpoints/${encodeURIComponent(endpoint)}/deliveries/?page=${page}`, { signal });
-    count = answer.count;
-    more = answer.next !== null;
-    for (const attempt of answer.items) {
-      if (failedOnly && succeeded(attempt)) continue;
-      let eventType = attempt.event_type ?? types.get(attempt.event);
-      if (eventType === undefined) {
-        eventType = await api<LogEvent>(`/api/events/${encodeURIComponent(attempt.event)}/`, { signal }).then(
-          (event) => event.type,
-          () => 'unknown (pruned from the log)',
-        );
-        types.set(attempt.event, eventType);
-      }
-      if (type && !(type.endsWith('*') ? eventType.startsWith(type.slice(0, -1)) : eventType === type)) continue;
-      attempts.push({ ...attempt, type: eventType });
-    }
+function apiQuery(query: URLSearchParams): string {
+  const params = new URLSearchParams();
+  for (const name of ['status', 'type', 'page']) {
+    const value = query.get(name);
+    if (value) params.set(name, value);
   }
-  return { attempts, count, lastPage: page - 1, more };
+  const text = params.toString();
+  return text ? `?${text}` : '';
 }
 
 export function Attempts({ endpoint, location }: { endpoint: string; location: Location }) {
   const query = location.query;
-  const failedOnly = query.get('failed') === '1';
+  const failedOnly = query.get('status') === 'failed';
   const type = query.get('type') ?? '';
   const from = Math.max(1, Number(query.get('page') ?? '1') || 1);
-  const result = useLoad(`${endpoint}|${location.search}`, (signal) => scan(endpoint, from, failedOnly, type, signal));
+  const filtered = failedOnly || type !== '';
+  const result = useLoad(`${endpoint}|${location.search}`, (signal) =>
+    api<Page<DeliveryAttempt>>(`/api/webhook_endpoints/${encodeURIComponent(endpoint)}/deliveries/${apiQuery(query)}`, { signal }),
+  );
   const [resent, setResent] = useState('');
   const [problem, setProblem] = useState<Error | undefined>();
   const route = `webhooks/${endpoint}`;
   const onFilter = (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     const data = new FormData(event.currentTarget);
-    navigate(href(route, { failed: data.get('failed') ? '1' : undefined, type: String(data.get('type') ?? '').trim() || undefined }));
+    navigate(href(route, { status: data.get('failed') ? 'failed' : undefined, type: String(data.get('type') ?? '').trim() || undefined }));
   };
   const resend = async (event: string) => {
     setProblem(undefined);
@@ -97,7 +72,7 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
           <button type="submit">Apply</button>
         </div>
       </form>
-      <LoadingStatus loading={result.loading} done={data ? `${data.attempts.length} attempts shown of ${data.count} in all.` : undefined} />
+      <LoadingStatus loading={result.loading} done={data ? `${data.items.length} attempts shown of ${data.count} ${filtered ? 'matching' : 'in all'}.` : undefined} />
       <ProblemAlert error={result.error ?? problem} />
       {resent ? <Notice>{resent}</Notice> : null}
       {data ? (
@@ -105,7 +80,7 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
           <ScrollTable label="Delivery attempts, scrollable">
             <table class="records">
               <caption>
-                Attempts {failedOnly || type ? `matching the filters on pages ${from}–${data.lastPage}` : `page ${from}`} of {data.count} in all, newest first
+                Attempts {filtered ? `matching the filters, page ${from} of ${data.count} matching` : `page ${from} of ${data.count} in all`}, newest first
               </caption>
               <thead>
                 <tr>
@@ -119,10 +94,10 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
                 </tr>
               </thead>
               <tbody>
-                {data.attempts.map((attempt) => (
+                {data.items.map((attempt) => (
                   <tr key={attempt.id}>
                     <th scope="row">{attempt.event}</th>
-                    <td>{attempt.type}</td>
+                    <td>{attempt.event_type ?? 'unknown (pruned from the log)'}</td>
                     <td class="num">{attempt.attempt}</td>
                     <td class={succeeded(attempt) ? 'ok' : 'failed'}>
                       {succeeded(attempt) ? 'delivered' : 'failed'}: {attempt.status_code ?? attempt.error ?? 'no answer'}
@@ -139,9 +114,9 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
                     </td>
                   </tr>
                 ))}
-                {data.attempts.length === 0 ? (
+                {data.items.length === 0 ? (
                   <tr>
-                    <td colSpan={7}>No attempts {failedOnly || type ? 'match' : 'yet'}.</td>
+                    <td colSpan={7}>No attempts {filtered ? 'match' : 'yet'}.</td>
                   </tr>
                 ) : null}
               </tbody>
@@ -149,8 +124,8 @@ export function Attempts({ endpoint, location }: { endpoint: string; location: L
           </ScrollTable>
           <nav class="pager" aria-label="Attempt pages">
             <ul>
-              <li>{from > 1 ? <a href={href(route, pageQuery(query, Math.max(1, from - (data.lastPage - from + 1))))}>Newer</a> : <span aria-disabled="true">Newer</span>}</li>
-              <li>{data.more ? <a href={href(route, pageQuery(query, data.lastPage + 1))}>Older</a> : <span aria-disabled="true">Older</span>}</li>
+              <li>{data.previous ? <a href={href(route, pageQuery(query, from - 1))}>Newer</a> : <span aria-disabled="true">Newer</span>}</li>
+              <li>{data.next ? <a href={href(route, pageQuery(query, from + 1))}>Older</a> : <span aria-disabled="true">Older</span>}</li>
             </ul>
           </nav>
         </>

@@ -82,7 +82,7 @@ describe.skipIf(skipBrowser)('the portal’s webhook pages and its framing, in C
     await page.getByRole('img', { name: /Attempts in 24 hours: 0 succeeded, 2 failed/ }).waitFor();
     await page.getByLabel('Failed only').check();
     await page.getByRole('button', { name: 'Apply' }).click();
-    await eventually(() => new URL(page.url()).search).toBe('?failed=1');
+    await eventually(() => new URL(page.url()).search).toBe('?status=failed');
     const attempts = page.getByRole('table', { name: /Attempts matching/ });
     await eventually(() => attempts.locator('tbody tr').count()).toBe(2);
     expect(await attempts.locator('td.failed').count()).toBe(2);
