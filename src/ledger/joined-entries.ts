@@ -39,6 +39,9 @@ const texts = new WeakMap<LimitView, string>();
  * Parameters: $1 org id, then arrays: $2 limit uids, $3 amounts, $4 entry
  * ids, $5 kinds, $6 ats (NULL: now), $7 key ids, $8 references,
  * $9 Idempotency-Keys, $10 the status stored with each answer.
+ * A write not made releases its claim in `released` (it runs again the long
+ * way): a data-modifying CTE runs even unreferenced. (No SQL comment in the
+ * text: the statement workload reads statements folded onto one line.)
  */
 export function joinedEntriesText(view: LimitView): string {
   let text = texts.get(view);
@@ -79,7 +82,6 @@ export function joinedEntriesText(view: LimitView): string {
         FROM answer WHERE k.org_id = $1 AND k.idempotency_key = answer.idempotency_key AND k.response_status IS NULL
       RETURNING k.idempotency_key
     ), released AS (
-      -- A write not made releases its claim (it runs again the long way); a data-modifying CTE runs unreferenced.
       DELETE FROM idempotency_keys k USING v
        WHERE k.org_id = $1 AND k.idempotency_key = v.idempotency_key AND k.response_status IS NULL
          AND NOT EXISTS (SELECT 1 FROM answer WHERE answer.n = v.n)
