@@ -5,47 +5,23 @@
  * Chromium; measured in the page from the click on "Continue to the portal" (the link is used only then) to the
  * credit limits table rendered with its count — the link's exchange and the first list request included.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { PORTAL_BUDGET_BYTES, portalBundleSizes } from '../scripts/portal-bundle-size.js';
+import { startPortalDemo } from '../scripts/portal-demo.js';
 import { writeBenchRecord, type MeasuredRow } from './results-record.js';
 
 export const PORTAL_SCENARIO_ID = 'portal';
 const ROUNDS = 7;
 const TARGET_MS = 1000;
-const BIN = path.resolve(import.meta.dirname, '../bin/lending-api');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-interface Demo {
-  url: string;
-  org: string;
-  key: string;
-}
-
-async function startDemo(): Promise<{ demo: Demo; stop: () => void }> {
-  const child = spawn(process.execPath, [BIN, 'demo', '--serve', '--port', '0', '--json'], {
-    env: { ...process.env, DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const demo = await new Promise<Demo>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /\{[\s\S]*"url"[\s\S]*\}/.exec(out);
-      if (match) resolve(JSON.parse(match[0]) as Demo);
-    });
-    child.once('exit', (code) => reject(new Error(`lending-api demo --serve exited (${code}): ${out}`)));
-  });
-  return { demo, stop: () => child.kill('SIGTERM') };
-}
 
 export async function runPortalScenario(log: (line: string) => void): Promise<string[]> {
   const sizes = portalBundleSizes();
   const gzipped = sizes.reduce((sum, { gzipped: bytes }) => sum + bytes, 0);
   const lines = [`(portal) bundle: ${sizes.map((s) => `${s.file} ${s.gzipped} B`).join(', ')}; JavaScript + CSS ${gzipped} bytes gzipped (budget ${PORTAL_BUDGET_BYTES}) ${gzipped <= PORTAL_BUDGET_BYTES ? '✓ met' : '✗ not met'}`];
   log('(portal) starting lending-api demo --serve and Chromium');
-  const { demo, stop } = await startDemo();
+  const { demo, stop } = await startPortalDemo();
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
   const times: number[] = [];
   try {

@@ -4,12 +4,12 @@
  * store, with one webhook endpoint pointed at a local receiver that fails, so its health shows. Needs the
  * build (`npm run build`) and Debian's Chromium.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { startPortalDemo, type PortalDemo as Demo } from './portal-demo.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs/portal');
@@ -18,30 +18,6 @@ const WIDTHS = [
   { name: 'phone', width: 360, height: 740 },
 ];
 
-interface Demo {
-  url: string;
-  org: string;
-  key: string;
-  write_key: string;
-  webhooks_key: string;
-}
-
-async function startDemo(): Promise<{ demo: Demo; stop: () => void }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/lending-api'), 'demo', '--serve', '--port', '0', '--json'], {
-    env: { ...process.env, DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOW_PRIVATE: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const demo = await new Promise<Demo>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /\{[\s\S]*"url"[\s\S]*\}/.exec(out);
-      if (match) resolve(JSON.parse(match[0]) as Demo);
-    });
-    child.once('exit', (code) => reject(new Error(`lending-api demo --serve exited (${code})`)));
-  });
-  return { demo, stop: () => child.kill('SIGTERM') };
-}
 
 const basic = (demo: Demo, key: string) => `Basic ${Buffer.from(`${demo.org}:${key}`).toString('base64')}`;
 
@@ -74,7 +50,7 @@ async function main(): Promise<void> {
     response.writeHead(500).end('receiver down');
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const { demo, stop } = await startDemo();
+  const { demo, stop } = await startPortalDemo({ WEBHOOK_ALLOW_PRIVATE: '1' });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'], headless: true });
   try {
     const endpoint = await call<{ id: string }>(demo, demo.webhooks_key, 'POST', '/api/webhook_endpoints/', {
