@@ -6,6 +6,8 @@ import type { Queryable } from '../store/store.js';
 export interface EventStreamSettings {
   /** A comment line after this long without anything sent (SPEC §3c: 15 s). */
   readonly heartbeatMs: number;
+  /** How often an open stream checks that its key (or portal session) still authenticates; it ends when not. */
+  readonly credentialCheckMs: number;
   /** How often a node asks the database whether an organization with open streams has published. */
   readonly pollIntervalMs: number;
   /** A reader that takes nothing for this long while the node has something to send is disconnected. */
@@ -20,6 +22,7 @@ export interface EventStreamSettings {
 
 export const DEFAULT_EVENT_STREAM: EventStreamSettings = {
   heartbeatMs: 15_000,
+  credentialCheckMs: 15_000,
   pollIntervalMs: 50,
   stallTimeoutMs: 30_000,
   perKey: 4,

@@ -10,6 +10,7 @@ import { authenticateWithLimits } from '../rate-limits/rate-limits.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_EVENT_STREAM, EventStreamBody, type EventStreamSettings } from './event-stream-body.js';
 import type { DatabaseOf } from './request-database.js';
+import { stillAuthenticates } from './stream-credentials.js';
 import { StreamSlots } from './stream-slots.js';
 
 export const EVENT_STREAM_PATH = '/api/events/stream/';
@@ -85,6 +86,19 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
       }
       const unfollow = wakeups.follow(orgId);
       let sessionEnd: NodeJS.Timeout | undefined;
+      // A stream ends when its credentials stop working: at the first check after a revocation or a sign-out
+      // (and at a known end, below). A check the database cannot answer leaves the stream be: its own reads
+      // meet the same outage.
+      const authorization = request.headers.authorization;
+      const credentialCheck = setInterval(() => {
+        stillAuthenticates(store, authorization, keyId).then(
+          (valid) => {
+            if (!valid) body.finish();
+          },
+          () => undefined,
+        );
+      }, settings.credentialCheckMs);
+      credentialCheck.unref();
       const body: EventStreamBody = new EventStreamBody({
         db: store,
         orgId,
@@ -94,14 +108,15 @@ async function registerEventStreams(app: FastifyInstance, options: EventStreamRo
         settings,
         onEnd: () => {
           clearTimeout(sessionEnd);
+          clearInterval(credentialCheck);
           open.delete(body);
           unfollow();
           release();
         },
       });
-      // A portal session's stream ends with the session (its hard end: the hour, or its key's expiry); the
-      // reader's reconnection is then refused like any request. A key's stream runs on (docs/portal.md).
-      if (auth.portalSession && auth.keyExpiresAtMs !== undefined) {
+      // A portal session's or a key's known end (the hour, expires_at), to the millisecond. The reader's
+      // reconnection is then refused like any request.
+      if (auth.keyExpiresAtMs !== undefined) {
         sessionEnd = setTimeout(() => body.finish(), Math.min(Math.max(auth.keyExpiresAtMs - Date.now(), 0), MAX_TIMER_MS));
         sessionEnd.unref();
       }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LendingClient, type Event } from '../../packages/client/src/index.js';
 import { buildApp } from '../helpers/app.js';
-import { createApiKey } from '../../src/auth/api-keys.js';
+import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.js';
 import { publishAllEvents } from '../../src/events/publish-events.js';
 import type { Store } from '../../src/store/store.js';
 import { creditLimit, insertCreditLimits } from '../helpers/records.js';
@@ -11,8 +11,8 @@ import { SseReader, STREAM_TEST_HTTP, until } from '../helpers/sse.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { basicAuthorization, createTenant, type Tenant } from '../helpers/tenants.js';
 
-/** Streams in these tests: a heartbeat every 200 ms, and a reader cut after a second of taking nothing. */
-const SETTINGS = { heartbeatMs: 200, pollIntervalMs: 20, stallTimeoutMs: 1000, bufferBytes: 16 * 1024 };
+/** Streams in these tests: a heartbeat every 200 ms, credentials checked every 100 ms, and a reader cut after a second of taking nothing. */
+const SETTINGS = { heartbeatMs: 200, credentialCheckMs: 100, pollIntervalMs: 20, stallTimeoutMs: 1000, bufferBytes: 16 * 1024 };
 const HTTP = STREAM_TEST_HTTP;
 
 interface ApiEvent {
@@ -158,6 +158,28 @@ describeEachStore('GET /api/events/stream/', (store) => {
       });
     } finally {
       for (const stream of streams) stream.close();
+    }
+  });
+
+  it("ends a revoked key's open stream at its next check, refuses its reconnection, and leaves the organization's other keys streaming", async () => {
+    const key = await createApiKey(store(), tenant.org.uid);
+    const authorization = basicAuthorization(tenant.org.uid, key.key);
+    const revoked = await SseReader.open(`${base}/api/events/stream/`, { authorization });
+    const other = await open();
+    try {
+      expect([revoked.response.status, other.response.status]).toEqual([200, 200]);
+      const [first] = await write(1);
+      expect((await revoked.take(1)).map((event) => event.id)).toEqual([first!.id]);
+      await revokeApiKey(store(), key.id);
+      // Events written meanwhile may still reach it; then it ends (heartbeats are not events).
+      while (await revoked.next());
+      expect(revoked.ended).toBe(true);
+      expect((await fetch(`${base}/api/events/stream/`, { headers: { authorization, 'last-event-id': first!.id } })).status).toBe(401);
+      const [later] = await write(1);
+      expect((await other.take(2)).map((event) => event.id)).toEqual([first!.id, later!.id]);
+    } finally {
+      revoked.close();
+      other.close();
     }
   });
 

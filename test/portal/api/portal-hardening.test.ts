@@ -11,7 +11,7 @@ import { createTenant } from '../../helpers/tenants.js';
 import { postEntry } from '../../helpers/writes.js';
 import { createLink, exchange, openSession } from './portal-helpers.js';
 
-const STREAM = { heartbeatMs: 200, pollIntervalMs: 20, stallTimeoutMs: 1000, bufferBytes: 16 * 1024 };
+const STREAM = { heartbeatMs: 200, credentialCheckMs: 100, pollIntervalMs: 20, stallTimeoutMs: 1000, bufferBytes: 16 * 1024 };
 
 describeEachStore('portal sessions: logs, streams, stored text and brute force', (store) => {
   const log = logBuffer();
@@ -72,6 +72,26 @@ describeEachStore('portal sessions: logs, streams, stored text and brute force',
       expect(JSON.parse(event!.data)).toMatchObject({ data: { object: { uid: 'cl_portal_stream' } } });
     } finally {
       stream.close();
+    }
+  });
+
+  it('ends a session’s open stream at its next check after sign-out, while the key’s own stream runs on', async () => {
+    const tenant = await createTenant(store(), 'Signed-out lender');
+    const { bearer } = await openSession(app, tenant.authorization);
+    const session = await SseReader.open(`${base}/api/events/stream/`, { authorization: bearer });
+    const keys = await SseReader.open(`${base}/api/events/stream/`, { authorization: tenant.authorization });
+    try {
+      expect([session.response.status, keys.response.status]).toEqual([200, 200]);
+      expect((await app.inject({ method: 'DELETE', url: '/api/portal_sessions/current/', headers: { authorization: bearer } })).statusCode).toBe(204);
+      while (await session.next());
+      expect(session.ended).toBe(true);
+      await insertCreditLimits(store(), tenant.org.id, [creditLimit({ uid: 'cl_after_sign_out' })]);
+      await publishAllEvents(store(), tenant.org.id);
+      const [event] = await keys.take(1);
+      expect(JSON.parse(event!.data)).toMatchObject({ data: { object: { uid: 'cl_after_sign_out' } } });
+    } finally {
+      session.close();
+      keys.close();
     }
   });
 
