@@ -32,7 +32,7 @@ interface FamilyStatement {
  * The batch as a joined message, when every write of it can join (has
  * `joinable`) and it is not a single write that has its own lone statements
  * (`alone`): BEGIN, the claim of every key, the lock of every limit (in uid
- * order), the causes of their events, and one statement per kind of write
+ * order; none for a single limit), the causes of their events, and one statement per kind of write
  * (drawdowns and repayments; loans) that writes them all and stores their
  * answers; COMMIT. `ends` reads, from the message's results, each write's
  * end, in the order given. Undefined when they cannot: then each goes as a
@@ -70,16 +70,18 @@ export function joinedMessage(orgId: string, writes: readonly JoinCandidate[]): 
       orgId,
       writes.map((write) => write.claim),
     ),
-    lockLimitsStatement(orgId, limits),
+    // One limit needs no lock of its own: its UPDATE takes it (a FOR UPDATE would write the row's lock to the WAL too).
+    ...(limits.length > 1 ? [lockLimitsStatement(orgId, limits)] : []),
     joinedEventCausesStatement(causes),
     ...written.map(({ statement }) => statement),
   ];
+  const firstWrite = statements.length - written.length;
   return {
     statements,
     ends: (results) => {
       const ends = new Array<LoneWriteEnd>(writes.length).fill({ kind: 'not-written' });
       written.forEach(({ ends: endsOf, members }, f) => {
-        endsOf(results[3 + f] ?? []).forEach((end, i) => {
+        endsOf(results[firstWrite + f] ?? []).forEach((end, i) => {
           ends[members[i] ?? 0] = end;
         });
       });
