@@ -203,10 +203,11 @@ export class LedgerWriter {
 
   /**
    * Keyed writes to distinct credit limits (one organization), of kinds
-   * that have `alone`, as ONE message: BEGIN, the claim of all their keys
-   * (in key order), each write (in the order of their limits, so that two
-   * such transactions lock limits in the same order) and the statement that
-   * stores its answer's values under its key, COMMIT (Transaction.commitWith).
+   * that have `alone` or `joinable`, as ONE message: BEGIN, the claim of all
+   * their keys (in key order), then either the joined statements
+   * (joined-message.ts: the limits locked in uid order, one statement per
+   * kind) or, for a write alone, its write and the statement that stores its
+   * answer's values under its key; COMMIT (Transaction.commitWith).
    * Resolves to each write's answer — its own, or an earlier request's with
    * the same key — or undefined where it did not write: then nothing of it
    * was changed (its claim was deleted in the same transaction) and it runs
