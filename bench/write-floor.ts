@@ -11,6 +11,13 @@
  * - pgbench's TPC-B (`-c 32 -j 2 -T 15`, scale 10) on a scratch database:
  *   its CPU and WAL per transaction (issue 50's target: a drawdown ≤ one).
  *
+ * With `loans` among the parts (`--floor-parts now,before,loans`), each round
+ * also runs the same load of loan creations (POST /api/loans/, 0.01 on the
+ * same 1,000 limits, each paid out to its entity's payment method, made here
+ * once) on this tree and, with `before`, on the release before (pass
+ * `--before` the commit to compare with): loans per second, PostgreSQL CPU
+ * and WAL per loan.
+ *
  * PostgreSQL CPU is the whole server's (postmaster tree, exited backends
  * included: server-cost.ts), so the server should be one this run has to
  * itself: BENCH_SERVER_URL=postgres://postgres@127.0.0.1:5499/postgres
@@ -51,7 +58,7 @@ export interface FloorOptions {
   readonly rounds: number;
   readonly before: string;
   readonly logLevel: string;
-  /** Which measurements: `now`, `before`, `tpcb` (all by default). */
+  /** Which measurements: `now`, `before`, `tpcb` (all by default), and `loans` (loan creations beside the drawdowns). */
   readonly parts: readonly string[];
 }
 
@@ -77,7 +84,32 @@ async function ensureDatabase(name: string, fresh: boolean): Promise<void> {
   }
 }
 
-async function closedLoop(url: string, key: string, seconds: number): Promise<number> {
+type Writes = 'drawdowns' | 'loans';
+
+/** The next request of a closed loop: a drawdown or a loan on limit k of the 1,000. */
+function requestOf(writes: Writes, k: number): { path: string; body: string } {
+  if (writes === 'drawdowns') return { path: `/api/limits/cl_bench_w_${k}/drawdowns/`, body: '{"amount":"0.01"}' };
+  return { path: '/api/loans/', body: JSON.stringify({ credit_limit: `cl_bench_w_${k}`, payment_method: `pm_bench_w_${k}`, principal: '0.01' }) };
+}
+
+/** A payment method of each spread limit's entity, for the loans (the same rows in either tree's schema). */
+async function ensureLoanMethods(name: string): Promise<void> {
+  const db = new PostgresStore(databaseUrl(name), { poolSize: 1 });
+  try {
+    await db.query(
+      `INSERT INTO payment_methods (org_id, uid, entity, type, currency, last_2, created_at, updated_at)
+       SELECT o.id, 'pm_bench_w_' || k, 'ent_bench_w_' || k, 'ACH', 'USD', '00', now(), now()
+         FROM organizations o CROSS JOIN generate_series(0, $1::int - 1) AS k
+        WHERE o.uid = 'bench_writes'
+       ON CONFLICT DO NOTHING`,
+      [SPREAD_LIMITS],
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+async function closedLoop(url: string, key: string, seconds: number, writes: Writes = 'drawdowns'): Promise<number> {
   let sent = 0;
   let created = 0;
   const deadline = performance.now() + seconds * 1000;
@@ -85,10 +117,11 @@ async function closedLoop(url: string, key: string, seconds: number): Promise<nu
     while (performance.now() < deadline) {
       sent += 1;
       try {
-        const response = await fetch(`${url}/api/limits/cl_bench_w_${sent % SPREAD_LIMITS}/drawdowns/`, {
+        const { path, body } = requestOf(writes, sent % SPREAD_LIMITS);
+        const response = await fetch(`${url}${path}`, {
           method: 'POST',
           headers: { authorization: key, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-          body: '{"amount":"0.01"}',
+          body,
         });
         await response.arrayBuffer();
         if (response.status === 201) created += 1;
@@ -113,7 +146,16 @@ async function measure(db: PostgresStore, service: { cpuSeconds(): Promise<numbe
   return { perSecond: units / seconds, pgUs: ((cpu1 - cpu0) * 1e6) / units, walBytes: Number(wal1 - wal0) / units, serviceUs: ((svc1 - svc0) * 1e6) / units };
 }
 
-async function drawdownRound(tree: string, name: string, key: string, options: FloorOptions, log: (line: string) => void, profile: boolean): Promise<{ measured: Measured; statements: string[] }> {
+async function drawdownRound(
+  tree: string,
+  name: string,
+  key: string,
+  options: FloorOptions,
+  log: (line: string) => void,
+  profile: boolean,
+  writes: Writes = 'drawdowns',
+): Promise<{ measured: Measured; statements: string[] }> {
+  const unit = writes === 'loans' ? 'loan' : 'drawdown';
   const db = new PostgresStore(databaseUrl(name), { poolSize: 2 });
   let service: TreeService | undefined;
   try {
@@ -121,17 +163,17 @@ async function drawdownRound(tree: string, name: string, key: string, options: F
     await db.exec('VACUUM (ANALYZE)');
     await db.exec('CHECKPOINT');
     service = await serveTree(tree, { DATABASE_URL: databaseUrl(name), RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: options.logLevel });
-    await closedLoop(service.url, key, WARMUP_SECONDS);
+    await closedLoop(service.url, key, WARMUP_SECONDS, writes);
     const stats = profile && (await statementStatsReady(db));
     const live = service;
-    const measured = await measure(db, live, options.seconds, () => closedLoop(live.url, key, options.seconds));
+    const measured = await measure(db, live, options.seconds, () => closedLoop(live.url, key, options.seconds, writes));
     const drawdowns = measured.perSecond * options.seconds;
     const statements = stats
       ? (await statementCosts(db, 20)).map(
           (s) => `  ${((s.totalMs * 1000) / drawdowns).toFixed(1).padStart(7)} µs ${(s.calls / drawdowns).toFixed(2).padStart(6)} calls ${(s.walBytes / drawdowns).toFixed(0).padStart(5)} WAL B ${s.topLevel ? ' ' : '↳'} ${s.query.replace(/\s+/g, ' ').slice(0, 110)}`,
         )
       : [];
-    log(`(${FLOOR_SCENARIO_ID}) ${name}: ${measured.perSecond.toFixed(0)} drawdowns/s, PostgreSQL ${measured.pgUs.toFixed(0)} µs, WAL ${measured.walBytes.toFixed(0)} B, service ${measured.serviceUs.toFixed(0)} µs per drawdown`);
+    log(`(${FLOOR_SCENARIO_ID}) ${name}: ${measured.perSecond.toFixed(0)} ${unit}s/s, PostgreSQL ${measured.pgUs.toFixed(0)} µs, WAL ${measured.walBytes.toFixed(0)} B, service ${measured.serviceUs.toFixed(0)} µs per ${unit}`);
     return { measured, statements };
   } finally {
     await service?.stop();
@@ -178,7 +220,9 @@ export async function runWriteFloor(options: FloorOptions, log: (line: string) =
   await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
   const nowKey = await prepareWrites(ROOT, databaseUrl(nowName));
   const beforeKey = options.parts.includes('before') ? await prepareWrites(beforeTree, databaseUrl(beforeName)) : '';
-  const runs = { now: [] as Measured[], before: [] as Measured[], tpcb: [] as Measured[] };
+  const loans = options.parts.includes('loans');
+  if (loans) for (const name of options.parts.includes('before') ? [nowName, beforeName] : [nowName]) await ensureLoanMethods(name);
+  const runs = { now: [] as Measured[], before: [] as Measured[], tpcb: [] as Measured[], loansNow: [] as Measured[], loansBefore: [] as Measured[] };
   let statements: string[] = [];
   for (let round = 1; round <= options.rounds; round += 1) {
     const now = await drawdownRound(ROOT, nowName, nowKey, options, log, round === options.rounds);
@@ -186,6 +230,10 @@ export async function runWriteFloor(options: FloorOptions, log: (line: string) =
     if (now.statements.length > 0) statements = now.statements;
     if (options.parts.includes('before')) runs.before.push((await drawdownRound(beforeTree, beforeName, beforeKey, options, log, false)).measured);
     if (options.parts.includes('tpcb')) runs.tpcb.push(await tpcbRound(options, log));
+    if (loans) {
+      runs.loansNow.push((await drawdownRound(ROOT, nowName, nowKey, options, log, false, 'loans')).measured);
+      if (options.parts.includes('before')) runs.loansBefore.push((await drawdownRound(beforeTree, beforeName, beforeKey, options, log, false, 'loans')).measured);
+    }
   }
   const [now, before, tpcb] = [medianOf(runs.now), medianOf(runs.before), medianOf(runs.tpcb)];
   const overBefore = now.pgUs / before.pgUs - 1;
@@ -209,7 +257,22 @@ export async function runWriteFloor(options: FloorOptions, log: (line: string) =
     `(${FLOOR_SCENARIO_ID}) TPC-B: ${f(tpcb.perSecond)} tx/s, PostgreSQL ${f(tpcb.pgUs)} µs, WAL ${f(tpcb.walBytes)} B`,
     `(ecost) PostgreSQL per drawdown ${(overBefore * 100).toFixed(1)}% over ${options.before} (target ≤ +${EVENTS_COST_TARGET * 100}% ${overBefore <= EVENTS_COST_TARGET ? '✓' : '✗'})`,
     `(${FLOOR_SCENARIO_ID}) drawdown / TPC-B PostgreSQL CPU: ${overTpcb.toFixed(2)}× (target ≤ 1 ${overTpcb <= 1 ? '✓' : '✗'}); WAL ${(now.walBytes / tpcb.walBytes).toFixed(2)}×`,
+    ...(loans ? loanLines(medianOf(runs.loansNow), runs.loansBefore.length > 0 ? medianOf(runs.loansBefore) : undefined, tpcb, options.before) : []),
     ...(statements.length > 0 ? [`(${FLOOR_SCENARIO_ID}) pg_stat_statements, per drawdown (nested statements included, so rows overlap):`, ...statements] : []),
     `record of this run: ${record}`,
+  ];
+}
+
+function loanLines(now: Measured, before: Measured | undefined, tpcb: Measured, commit: string): string[] {
+  const f = (n: number) => n.toFixed(0);
+  return [
+    `(${FLOOR_SCENARIO_ID}) loan now: ${f(now.perSecond)}/s, PostgreSQL ${f(now.pgUs)} µs, WAL ${f(now.walBytes)} B, service ${f(now.serviceUs)} µs`,
+    ...(before
+      ? [
+          `(${FLOOR_SCENARIO_ID}) loan at ${commit}: ${f(before.perSecond)}/s, PostgreSQL ${f(before.pgUs)} µs, WAL ${f(before.walBytes)} B, service ${f(before.serviceUs)} µs`,
+          `(${FLOOR_SCENARIO_ID}) loans a second now / at ${commit}: ${(now.perSecond / before.perSecond).toFixed(2)}×`,
+        ]
+      : []),
+    `(${FLOOR_SCENARIO_ID}) loan / TPC-B PostgreSQL CPU: ${(now.pgUs / tpcb.pgUs).toFixed(2)}×`,
   ];
 }

@@ -43,7 +43,7 @@ export function entryOperation(limits: LimitView, write: EntryWrite): LedgerOper
     apply: (tx) => applyEntry(tx, limits, write),
     // A caller's own id may be recorded already: that is answered from what is stored, the long way.
     alone: write.idGivenByCaller ? undefined : (claim) => loneEntry(limits, write, claim),
-    joinable: write.idGivenByCaller ? undefined : { view: limits, write },
+    joinable: write.idGivenByCaller ? undefined : { kind: 'entry', view: limits, write },
     renderStored: (row) => renderStoredEntry(limits, row),
   };
 }

@@ -17,6 +17,7 @@ import { RECORD_CHANGED_AT } from './record-changed-at.js';
  * claim is deleted, and it runs again the long way, which tells why.
  */
 export interface JoinedEntry {
+  readonly kind: 'entry';
   readonly view: LimitView;
   readonly write: EntryWrite;
 }
@@ -77,8 +78,21 @@ export function joinedEntriesText(view: LimitView): string {
                 to_char(e.at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_at, e.key_id AS entry_key_id, e.reference AS entry_reference,
                 to_char(e.recorded_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS entry_recorded_at, ${view.columns}
        ) a
-    ), stored AS (
-      UPDATE idempotency_keys k SET response_status = $10::smallint, response_row = answer.row
+    ), ${joinedAnswersTail(10)}`;
+  texts.set(view, text);
+  return text;
+}
+
+/**
+ * The end of a joined statement, after its CTEs `v` (every write: its
+ * `idempotency_key` and its ordinal `n`) and `answer` (each write made: `n`,
+ * `idempotency_key` and the answer's values, `row`): the answers stored under
+ * their keys (status `$<statusParam>`), the claims of writes not made
+ * released, and one row per write, in order (joinedEnds reads them).
+ */
+export function joinedAnswersTail(statusParam: number): string {
+  return `stored AS (
+      UPDATE idempotency_keys k SET response_status = $${statusParam}::smallint, response_row = answer.row
         FROM answer WHERE k.org_id = $1 AND k.idempotency_key = answer.idempotency_key AND k.response_status IS NULL
       RETURNING k.idempotency_key
     ), released AS (
@@ -92,8 +106,17 @@ export function joinedEntriesText(view: LimitView): string {
       FROM v LEFT JOIN answer ON answer.n = v.n
       LEFT JOIN idempotency_keys k ON k.org_id = $1 AND k.idempotency_key = v.idempotency_key AND k.response_status IS NOT NULL
      ORDER BY v.n`;
-  texts.set(view, text);
-  return text;
+}
+
+/** Each write's end, in the order of `claims`, from the rows of a statement that ends with joinedAnswersTail. */
+export function joinedEnds(claims: readonly ClaimRequest[], rows: readonly unknown[]): LoneWriteEnd[] {
+  return claims.map((claim, i) => {
+    const row = rows[i] as (Partial<StoredRow> & { idempotency_key: string; stored: boolean; answer: Record<string, unknown> | null }) | undefined;
+    if (row?.idempotency_key !== claim.idempotencyKey) throw new Error('joined writes: the rows are not in the order of the writes');
+    if (row.stored && row.answer) return { kind: 'stored', row: row.answer };
+    if (row.request_fingerprint) return claimOfStored(row as StoredRow, claim.fingerprint) as LoneWriteEnd;
+    return { kind: 'not-written' };
+  });
 }
 
 /** The statement for `writes` (one organization, distinct limits and keys) and how to read each write's end from its rows. */
@@ -121,12 +144,9 @@ export function joinedEntries(
       ],
     },
     ends: (rows) =>
-      writes.map(({ claim }, i) => {
-        const row = rows[i] as (Partial<StoredRow> & { idempotency_key: string; stored: boolean; answer: Record<string, unknown> | null }) | undefined;
-        if (row?.idempotency_key !== claim.idempotencyKey) throw new Error('joined entries: the rows are not in the order of the writes');
-        if (row.stored && row.answer) return { kind: 'stored', row: row.answer };
-        if (row.request_fingerprint) return claimOfStored(row as StoredRow, claim.fingerprint) as LoneWriteEnd;
-        return { kind: 'not-written' };
-      }),
+      joinedEnds(
+        writes.map(({ claim }) => claim),
+        rows,
+      ),
   };
 }

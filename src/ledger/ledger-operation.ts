@@ -1,6 +1,7 @@
 import type { Queryable, Statement } from '../store/store.js';
 import type { ClaimRequest } from './idempotency-keys.js';
 import type { JoinedEntry } from './joined-entries.js';
+import type { JoinedLoan } from './joined-loans.js';
 import type { LedgerError } from './ledger-error.js';
 
 /** Refusals that are answers: stored under the write's Idempotency-Key and replayed, like a 201. */
@@ -60,11 +61,13 @@ export interface LedgerOperation<T = unknown> {
    */
   alone?(claim: ClaimRequest): LoneWrite;
   /**
-   * Optional, with `alone`: the write as one row of the set-based statement
-   * that writes a batch of such writes at once (joined-entries.ts), when
-   * every write of the batch has it with the same view.
+   * Optional: the write as one row of a set-based statement that writes a
+   * batch of such writes at once (joined-entries.ts, joined-loans.ts): the
+   * batch's writes of one kind and view go in one statement. A kind that has
+   * it renders its stored answers (`renderStored`); without `alone`, even a
+   * write alone goes this way.
    */
-  readonly joinable?: JoinedEntry;
+  readonly joinable?: JoinedEntry | JoinedLoan;
   /** The answer `alone` stored under a key (the row its `answerSelect` read), rendered as on the first answer. */
   renderStored?(row: Record<string, unknown>): { readonly body: string; readonly value: T };
 }

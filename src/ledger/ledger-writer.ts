@@ -17,7 +17,7 @@ import { replayOf, settledOf, type LedgerWriteRequest, type WriteAnswer } from '
 import { RetryWrite, type Applied, type StoredRefusal } from './ledger-operation.js';
 import { WriteQueue, type Settled, type WriteQueueOptions } from './write-queue.js';
 import { eventCauseStatement } from './event-context.js';
-import { joinedMessage } from './joined-message.js';
+import { JOINED_STATUS, joinedMessage } from './joined-message.js';
 
 export interface LedgerWriterOptions {
   /** How long a stored answer is replayed for its Idempotency-Key. */
@@ -62,13 +62,17 @@ type AnyRequest = LedgerWriteRequest<unknown>;
  *   deadlock between batches sharing keys, in any process); then each
  *   claimed write. A key held by a concurrent request (in any process)
  *   waits for it, then replays its stored answer. Two ways:
- *   - lone writes (one per credit limit, of kinds with `alone`): the whole
- *     transaction in one message — the claim, each write in the order of
- *     its limit (one lock order for every such transaction) and the
- *     statement that stores its answer's values, COMMIT: one round trip;
- *   - the long way (writes queued behind one limit, loans, a write the one
- *     message did not write): each operation in arrival order, a round trip
- *     each, then every answer stored by one UPDATE sent with the COMMIT.
+ *   - lone writes (one per credit limit, of kinds with `alone` or
+ *     `joinable`: drawdowns, repayments, loan creations): the whole
+ *     transaction in one message — the claim, the limits locked in uid
+ *     order (one lock order for every such transaction), one set-based
+ *     statement per kind that writes them and stores their answers' values
+ *     (joined-message.ts; a drawdown or repayment alone: its own
+ *     statements), COMMIT: one round trip;
+ *   - the long way (writes queued behind one limit, loan repayments, a
+ *     write the one message did not write): each operation in arrival
+ *     order, a round trip each, then every answer stored by one UPDATE
+ *     sent with the COMMIT.
  * - Answers that never lie: a transaction that failed before its COMMIT was
  *   sent ran nothing (StoreUnavailableError: 503 service_unavailable); one
  *   whose COMMIT went unanswered is `outcome_unknown` (retry with the same
@@ -199,10 +203,11 @@ export class LedgerWriter {
 
   /**
    * Keyed writes to distinct credit limits (one organization), of kinds
-   * that have `alone`, as ONE message: BEGIN, the claim of all their keys
-   * (in key order), each write (in the order of their limits, so that two
-   * such transactions lock limits in the same order) and the statement that
-   * stores its answer's values under its key, COMMIT (Transaction.commitWith).
+   * that have `alone` or `joinable`, as ONE message: BEGIN, the claim of all
+   * their keys (in key order), then either the joined statements
+   * (joined-message.ts: the limits locked in uid order, one statement per
+   * kind) or, for a write alone, its write and the statement that stores its
+   * answer's values under its key; COMMIT (Transaction.commitWith).
    * Resolves to each write's answer — its own, or an earlier request's with
    * the same key — or undefined where it did not write: then nothing of it
    * was changed (its claim was deleted in the same transaction) and it runs
@@ -211,25 +216,27 @@ export class LedgerWriter {
   private async inOneMessage(batch: readonly AnyRequest[]): Promise<(Settled<WriteAnswer> | undefined)[]> {
     const ttlHours = this.options.idempotencyTtlHours;
     const byLimit = batch.map((request, i) => ({ request, i })).sort((a, b) => (a.request.operation.lane < b.request.operation.lane ? -1 : 1));
-    const writes = byLimit.map(({ request }) => {
-      const claim = claimOf(request, ttlHours);
-      const lone = (request.operation.alone as NonNullable<AnyRequest['operation']['alone']>)(claim);
-      return { request, claim, lone, store: storeAnswerRow(lone.answerSelect, claim, lone.status) };
-    });
+    const claimed = byLimit.map(({ request }) => ({ request, claim: claimOf(request, ttlHours) }));
     const orgId = batch[0]?.operation.orgId ?? '';
     const budget = this.budgetMs > 0 ? new DatabaseBudget(this.budgetMs) : undefined;
     const joined = joinedMessage(
       orgId,
-      writes.map(({ request, claim }) => ({ operation: request.operation, claim, cause: { requestId: request.requestId, idempotencyKey: request.idempotency?.key } })),
+      claimed.map(({ request, claim }) => ({ operation: request.operation, claim, cause: { requestId: request.requestId, idempotencyKey: request.idempotency?.key } })),
     );
     if (joined) {
       const ends = joined.ends(await this.inTransaction((tx) => tx.commitWith(joined.statements), budget));
       const answers = new Array<Settled<WriteAnswer> | undefined>(batch.length);
-      writes.forEach(({ request, lone }, n) => {
-        answers[byLimit[n]?.i ?? n] = settledOf(request, lone.status, ends[n] ?? { kind: 'not-written' });
+      claimed.forEach(({ request }, n) => {
+        answers[byLimit[n]?.i ?? n] = settledOf(request, JOINED_STATUS, ends[n] ?? { kind: 'not-written' });
       });
       return answers;
     }
+    // Not joined: each write's own statements; a kind without them runs the long way.
+    if (!claimed.every(({ request }) => request.operation.alone)) return batch.map(() => undefined);
+    const writes = claimed.map(({ request, claim }) => {
+      const lone = (request.operation.alone as NonNullable<AnyRequest['operation']['alone']>)(claim);
+      return { request, claim, lone, store: storeAnswerRow(lone.answerSelect, claim, lone.status) };
+    });
     const statements = [
       claimKeysStatement(orgId, writes.map((write) => write.claim)),
       ...writes.flatMap((write) => [causeOf(write.request), write.lone.write, write.store.statement]),
@@ -288,9 +295,10 @@ export class LedgerWriter {
   }
 }
 
-/** Whether a write can go in one message (LedgerWriter.inOneMessage): a keyed write of a kind that has `alone`. */
+/** Whether a write can go in one message (LedgerWriter.inOneMessage): a keyed write of a kind that has `alone` or `joinable`. */
 function fitsOneMessage(request: AnyRequest): boolean {
-  return request.idempotency !== undefined && request.operation.alone !== undefined && request.operation.renderStored !== undefined;
+  const operation = request.operation;
+  return request.idempotency !== undefined && operation.renderStored !== undefined && (operation.alone !== undefined || operation.joinable !== undefined);
 }
 
 /** The statement that names, for the events of this write, the request that caused it. */

@@ -5,6 +5,7 @@ import { selectList, serializeRecord, type ApiRecord } from '../listing/record-r
 import type { Queryable } from '../store/store.js';
 import { newLedgerId } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
+import { renderStoredLoan } from './joined-loans.js';
 import type { Applied, LedgerOperation } from './ledger-operation.js';
 import { RECORD_CHANGED_AT } from './record-changed-at.js';
 
@@ -59,7 +60,9 @@ export function newLoanUid(): string {
  * concurrent writer of the limit makes the UPDATE wait and re-check the row
  * as committed, so two loans never both pass on a stale balance. When
  * nothing moved, the reason is read afresh: no such limit or method (404),
- * another entity or currency (422), or the balance (409, stored).
+ * another entity or currency (422), or the balance (409, stored). Keyed
+ * loans on distinct limits go in one message (joined-loans.ts); a loan it
+ * did not make runs this way, which tells why.
  */
 export function loanCreation(views: LoanViews, write: LoanCreation): LedgerOperation<LoanResult> {
   return {
@@ -68,6 +71,9 @@ export function loanCreation(views: LoanViews, write: LoanCreation): LedgerOpera
     lane: `${write.orgId}/${write.creditLimit}`,
     fingerprint: fingerprint(['POST', '/api/loans/', write.creditLimit, write.paymentMethod, write.principal, write.reference ?? null]),
     apply: (tx) => createLoan(tx, views, write),
+    // With an Idempotency-Key: one message, with the lone writes of its organization that wait with it (joined-loans.ts).
+    joinable: { kind: 'loan', views, write },
+    renderStored: (row) => renderStoredLoan(views, row),
   };
 }
 
