@@ -26,7 +26,7 @@ const jsonl = (lines: readonly unknown[]) => Readable.from([lines.map((line) => 
  * the CLI runs it (record, replay, refuse, repay), HTTP writes with an
  * Idempotency-Key (first use and replay), cursor pages, and the import
  * (records and ledger lines, a re-import with a change, a file refused for
- * every reason at once), a loan created and repaid over HTTP, and a portal link made, exchanged and used.
+ * every reason at once), a loan created and repaid over HTTP and one refused, and a portal link made, exchanged and used.
  * Throws when an answer is not what it should be.
  */
 export async function runStatementWorkload(store: Store, recorded: Store): Promise<void> {
@@ -122,6 +122,9 @@ export async function runStatementWorkload(store: Store, recorded: Store): Promi
     const loan = (JSON.parse(created.body) as { loan: { uid: string } }).loan.uid;
     const repaid = await postLoanWrite(loans, loan, { amount: '1.00' }, { authorization: tenant.authorization });
     if (repaid.statusCode !== 201) throw new Error(`loan repayment answered ${repaid.statusCode}: ${repaid.body}`);
+    // Refused (over the balance): the joined statement writes nothing, and the loan runs the long way's statements, which say why.
+    const refused = await postLoanWrite(loans, undefined, { credit_limit: 'cl_import', payment_method: 'pm_import', principal: '999999999.00' }, { authorization: tenant.authorization });
+    if (refused.statusCode !== 409) throw new Error(`a loan over the balance answered ${refused.statusCode}: ${refused.body}`);
   } finally {
     await loans.close();
   }
