@@ -3,7 +3,7 @@
 -- output computed it again: twice per inserted row (its value and its uid), and on an update once per public
 -- column of the row more (the `before` subquery compares each old member with `after`, which it recomputed).
 -- OFFSET 0 keeps each subquery apart, so its output is computed once per row. The events are the same, member
--- for member (test/events/event-rows-rendered-once.test.ts); an import of 200,000 ledger lines on 50,000
+-- for member (test/import/event-rows-rendered-once.test.ts); an import of 200,000 ledger lines on 50,000
 -- limits spends a third less of its backend's CPU in these triggers.
 CREATE OR REPLACE FUNCTION events_record_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
