@@ -6,7 +6,7 @@ import { LineErrorList } from './import-error.js';
 import { WAIT_FOR_SYNCHRONOUS_STANDBY } from '../ledger/index.js';
 import { eventCauseStatement } from '../ledger/event-context.js';
 import { newImportId } from './import-id.js';
-import { applyLedgerLines, checkLedgerLimits, stageLedgerBatch, type LedgerCounts, type LedgerStaging } from './merge-ledger.js';
+import { applyLedgerLines, checkLedgerLimits, newLedgerStaging, stageLedgerBatch, type LedgerCounts, type LedgerStaging } from './merge-ledger.js';
 import { RecordMerger, type MergeCounts } from './merge-records.js';
 import { checkReferences, CREATE_UNRESOLVED_REFERENCES_TABLE, stageUnresolvedReferences } from './check-references.js';
 import { RECORD_KINDS } from './record-kinds.js';
@@ -136,7 +136,7 @@ export async function importJsonl(
       await tx.exec(CREATE_UNRESOLVED_REFERENCES_TABLE);
       await tx.exec(CREATE_LOAN_LINES_TABLE);
       const records = await RecordMerger.start(tx, org.id, UPSERTED_KINDS);
-      const ledger: LedgerStaging = { unresolvedLimits: false };
+      const ledger = newLedgerStaging();
       const errors = new LineErrorList(maxErrors);
       const read = { lines: 0, nonBlank: 0, bytes: 0 };
 
@@ -159,7 +159,7 @@ export async function importJsonl(
         merging = (async () => {
           await previous;
           await tx.copyFrom(STAGING_COPY_TARGET, batch.slices());
-          await mergeBatch(tx, org.id, records, ledger, batch.kinds, errors, maxErrors);
+          await mergeBatch(tx, org.id, records, ledger, batch, errors, maxErrors);
           batch.clear();
         })();
         merging.catch(() => {}); // observed by the next await of `merging`
@@ -193,6 +193,7 @@ export async function importJsonl(
             continue;
           }
           filling.add(toCopyRow(line.number, result.record), result.record.line === 'record' ? result.record.kind.object : LEDGER);
+          if (result.record.line === 'ledger') filling.limitUids.add(result.record.limit);
           if (filling.rows >= limit || filling.bytes >= MAX_BATCH_BYTES) await flush();
         }
         report({ phase: 'merging', lines: read.lines, bytes: read.bytes });
@@ -228,6 +229,8 @@ class Batch {
   bytes = 0;
   /** Lines per record kind's `object`, and ledger lines under LEDGER. */
   kinds: Record<string, number> = {};
+  /** The credit limits the batch's ledger lines name. */
+  readonly limitUids = new Set<string>();
 
   add(row: string, kind: string): void {
     const room = row.length * 3; // the most UTF-8 bytes a UTF-16 string can need
@@ -259,6 +262,7 @@ class Batch {
     this.rows = 0;
     this.bytes = 0;
     this.kinds = {};
+    this.limitUids.clear();
   }
 }
 
@@ -272,16 +276,17 @@ async function mergeBatch(
   orgId: string,
   records: RecordMerger,
   ledger: LedgerStaging,
-  kinds: Record<string, number>,
+  batch: Batch,
   errors: LineErrorList,
   maxErrors: number,
 ): Promise<void> {
+  const kinds = batch.kinds;
   const ledgerLines = kinds[LEDGER] ?? 0;
   await records.mergeBatch(kinds, errors, maxErrors);
   await stageUnresolvedReferences(tx, orgId, RECORD_KINDS.kinds, kinds);
   for (const kind of LOAN_KINDS) if ((kinds[kind.object] ?? 0) > 0) await stageLoanBatch(tx, kind.object);
   // After the records: a limit this batch defines is found for its ledger lines.
-  if (ledgerLines > 0) await stageLedgerBatch(tx, orgId, ledgerLines, ledger, errors, maxErrors);
+  if (ledgerLines > 0) await stageLedgerBatch(tx, orgId, ledgerLines, batch.limitUids, ledger, errors, maxErrors);
   await tx.query(EMPTY_STAGING_TABLE);
 }
 
