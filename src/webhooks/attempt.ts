@@ -2,7 +2,7 @@ import type { lookup as dnsLookup } from 'node:dns';
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { checkWebhookUrl, normalizeHost, safeLookup, WebhookAddressError, type DestinationPolicy } from './destination.js';
+import { checkWebhookUrl, normalizeHost, safeLookup, WebhookAddressError, type DestinationPolicy, type UrlCheck } from './destination.js';
 
 export const DEFAULT_DEADLINE_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024;
@@ -79,6 +79,22 @@ function redact(text: string, headers: Readonly<Record<string, string>>): string
   return secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text).slice(0, 500);
 }
 
+/** URLs checked under each policy, kept up to this many: an endpoint's URL is parsed and checked once, not at every attempt. */
+const CHECKED_URLS = 1024;
+const checkedUrls = new WeakMap<DestinationPolicy, Map<string, UrlCheck>>();
+
+/** checkWebhookUrl, remembered (it depends on the URL's text and the policy alone). */
+function checkedUrl(text: string, policy: DestinationPolicy): UrlCheck {
+  let checked = checkedUrls.get(policy);
+  if (checked === undefined) checkedUrls.set(policy, (checked = new Map()));
+  let check = checked.get(text);
+  if (check === undefined) {
+    if (checked.size >= CHECKED_URLS) checked.clear();
+    checked.set(text, (check = checkWebhookUrl(text, policy)));
+  }
+  return check;
+}
+
 /**
  * Makes one webhook delivery attempt: a POST of `body` as JSON, never following
  * a redirect, refusing addresses the policy forbids (checked on the very
@@ -92,7 +108,7 @@ export function deliverOnce(attempt: DeliveryAttempt): Promise<AttemptResult> {
   const maxResponseBytes = attempt.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const elapsed = () => Math.round(performance.now() - started);
 
-  const checked = checkWebhookUrl(attempt.url, attempt.policy);
+  const checked = checkedUrl(attempt.url, attempt.policy);
   // This also refuses an IP literal the policy forbids: Node connects to one without calling `lookup`.
   if (!checked.ok) {
     const failure = checked.category === null ? 'invalid_url' : 'refused_address';

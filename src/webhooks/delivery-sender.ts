@@ -3,10 +3,10 @@ import { deliverOnce, type AttemptResult } from './attempt.js';
 import type { ClaimedDelivery, EndpointSecretsRow, EventRow } from './delivery-claims.js';
 import type { DestinationPolicy } from './destination.js';
 import type { EndpointAgents } from './endpoint-agents.js';
-import { signPayload } from './signature.js';
+import { signingKey, signWithKeys } from './signature.js';
 
-/** The secrets that sign a claimed delivery (opened once per endpoint and claim). */
-export type ClaimSecrets = (claim: ClaimedDelivery) => readonly string[];
+/** The HMAC keys that sign a claimed delivery (its endpoint's secrets, opened once per endpoint and claim). */
+export type ClaimSecrets = (claim: ClaimedDelivery) => readonly Buffer[];
 
 export interface SendSettings {
   readonly policy: DestinationPolicy;
@@ -24,11 +24,11 @@ export interface SendSettings {
  * after the claim's launches.
  */
 export function secretsOncePerEndpoint(open: (endpoint: EndpointSecretsRow) => readonly string[]): ClaimSecrets {
-  const opened = new Map<string, readonly string[]>();
+  const opened = new Map<string, readonly Buffer[]>();
   return (claim) => {
-    let secrets = opened.get(claim.endpointId);
-    if (secrets === undefined) opened.set(claim.endpointId, (secrets = open(claim.endpoint)));
-    return secrets;
+    let keys = opened.get(claim.endpointId);
+    if (keys === undefined) opened.set(claim.endpointId, (keys = open(claim.endpoint).map(signingKey)));
+    return keys;
   };
 }
 
@@ -39,7 +39,7 @@ export async function sendDelivery(claim: ClaimedDelivery, secretsOf: ClaimSecre
   try {
     body = JSON.stringify(settings.renderEvent(claim.event));
     const timestamp = Math.floor(Date.now() / 1000);
-    const signature = signPayload({ id: claim.event.uid, timestamp, body }, secretsOf(claim));
+    const signature = signWithKeys({ id: claim.event.uid, timestamp, body }, secretsOf(claim));
     headers = { 'webhook-id': claim.event.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
   } catch (error) {
     // Never the message: it could quote what it failed to open.

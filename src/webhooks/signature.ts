@@ -40,11 +40,16 @@ export function signingKey(secret: string): Buffer {
  * sign while a rotated-out one is still honoured).
  */
 export function signPayload(message: SignedMessage, secrets: readonly string[]): string {
-  if (secrets.length === 0) throw new Error('signPayload needs at least one secret');
+  return signWithKeys(message, secrets.map(signingKey));
+}
+
+/** signPayload with the secrets' HMAC keys (signingKey) derived once: a deliverer signs many messages with each. */
+export function signWithKeys(message: SignedMessage, keys: readonly Buffer[]): string {
+  if (keys.length === 0) throw new Error('signPayload needs at least one secret');
   // 1e11 seconds is the year 5138: a larger value is Date.now() passed by mistake.
   if (!Number.isSafeInteger(message.timestamp) || message.timestamp < 0 || message.timestamp >= 1e11) {
     throw new Error(`webhook timestamp must be whole Unix seconds, got ${message.timestamp}`);
   }
   const signed = `${message.id}.${message.timestamp}.${message.body}`;
-  return secrets.map((secret) => `v1,${createHmac('sha256', signingKey(secret)).update(signed, 'utf8').digest('base64')}`).join(' ');
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(signed, 'utf8').digest('base64')}`).join(' ');
 }
