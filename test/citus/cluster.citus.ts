@@ -131,6 +131,8 @@ const SUITES = [
   'test/rate-limits/write-rate-limit.test.ts',
   'test/http/ledger-entries.test.ts',
   'test/http/list-payment-methods.test.ts',
+  'test/http/authentication.test.ts',
+  'test/portal/api/portal-sessions.test.ts',
   'test/events',
   'test/webhooks',
 ];
