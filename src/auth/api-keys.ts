@@ -59,12 +59,17 @@ export async function listApiKeys(db: Queryable, orgUid: string): Promise<ApiKey
   );
 }
 
-/** Revokes a key at once. Revoking an already revoked key is not an error. */
+/**
+ * Revokes a key at once. Revoking an already revoked key is not an error.
+ * The UPDATE sets only an unrevoked key's time and returns no function of
+ * it: Citus refuses now() in a COALESCE of an UPDATE and to_char in a
+ * modification's RETURNING (api_keys is a reference table there).
+ */
 export async function revokeApiKey(db: Queryable, keyId: string): Promise<{ id: string; org: string; revoked_at: string }> {
   const rows = await db.query<{ id: string; org: string; revoked_at: string }>(
-    `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
-       FROM organizations o WHERE o.id = k.org_id AND k.id = $1
-     RETURNING k.id, o.uid AS org, to_char(k.revoked_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS revoked_at`,
+    `WITH revoked AS (UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING revoked_at)
+     SELECT k.id, o.uid AS org, to_char(coalesce((SELECT r.revoked_at FROM revoked r), k.revoked_at, now()) AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS revoked_at
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.id = $1`,
     [keyId],
   );
   const row = rows[0];

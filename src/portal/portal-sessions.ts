@@ -28,10 +28,14 @@ export async function createPortalLink(db: Queryable, orgId: string, keyId: stri
     [orgId],
   );
   const token = generateLinkToken();
+  // to_char outside the INSERT: Citus refuses a non-IMMUTABLE function in a modification's RETURNING.
   const [row] = await db.query<{ expires_at: string }>(
-    `INSERT INTO portal_sessions (org_id, key_id, token_hash, link_expires_at)
-     VALUES ($1, $2, $3, now() + make_interval(mins => $4))
-     RETURNING to_char(link_expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at`,
+    `WITH made AS (
+       INSERT INTO portal_sessions (org_id, key_id, token_hash, link_expires_at)
+       VALUES ($1, $2, $3, now() + make_interval(mins => $4))
+       RETURNING link_expires_at
+     )
+     SELECT to_char(link_expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at FROM made`,
     [orgId, keyId, hashPortalSecret(token), LINK_MINUTES],
   );
   return { token, expiresAt: row!.expires_at };
@@ -58,15 +62,19 @@ export async function exchangePortalLink(db: Queryable, token: string): Promise<
   if (!LINK_TOKEN_PATTERN.test(token)) return 'not_valid';
   const tokenHash = hashPortalSecret(token);
   const session = generateSessionSecret();
+  // to_char outside the UPDATE, as in createPortalLink (Citus).
   const [granted] = await db.query<{ expires_at: string; org_uid: string; scope: KeyScope }>(
-    `UPDATE portal_sessions s
-        SET used_at = now(), session_hash = $2,
-            session_expires_at = least(now() + make_interval(mins => $3), k.expires_at)
-       FROM api_keys k, organizations o
-      WHERE s.token_hash = $1 AND s.used_at IS NULL AND s.link_expires_at > now()
-        AND k.id = s.key_id AND k.org_id = s.org_id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
-        AND o.id = s.org_id
-     RETURNING to_char(s.session_expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at, o.uid AS org_uid, k.scope`,
+    `WITH granted AS (
+       UPDATE portal_sessions s
+          SET used_at = now(), session_hash = $2,
+              session_expires_at = least(now() + make_interval(mins => $3), k.expires_at)
+         FROM api_keys k, organizations o
+        WHERE s.token_hash = $1 AND s.used_at IS NULL AND s.link_expires_at > now()
+          AND k.id = s.key_id AND k.org_id = s.org_id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+          AND o.id = s.org_id
+       RETURNING s.session_expires_at, o.uid AS org_uid, k.scope
+     )
+     SELECT to_char(session_expires_at AT TIME ZONE 'UTC', ${TIMESTAMP_TEXT}) AS expires_at, org_uid, scope FROM granted`,
     [tokenHash, hashPortalSecret(session), SESSION_MINUTES],
   );
   if (granted) return { session, expiresAt: granted.expires_at, organizationUid: granted.org_uid, scope: granted.scope };

@@ -90,14 +90,18 @@ export const HEALTH_COLUMN = `json_build_object(
  * only until their commit. An attempt to an endpoint deleted meanwhile is
  * not counted (nor is its attempt row kept). $1 org, $2 endpoint ids, $3
  * whether each attempt succeeded (1/0: a statement sent with its COMMIT
- * carries its arrays as literals, which hold numbers, not booleans).
+ * carries its arrays as literals, which hold numbers, not booleans). The
+ * organization inserted is the endpoint row's w.org_id, not $1: on Citus
+ * that makes it an INSERT … SELECT pushed down to the organization's shard
+ * (one task); with $1 it was pulled through the coordinator, and could not
+ * be EXPLAINed with its parameters.
  */
 export const COUNT_ATTEMPTS = `INSERT INTO webhook_endpoint_stats AS s (org_id, endpoint_id, bucket, succeeded, failed, last_attempt_at, last_success_at)
-  SELECT $1, a.endpoint_id, to_timestamp(floor(extract(epoch FROM now()) / ${HEALTH_BUCKET_SECONDS}) * ${HEALTH_BUCKET_SECONDS}),
+  SELECT w.org_id, a.endpoint_id, to_timestamp(floor(extract(epoch FROM now()) / ${HEALTH_BUCKET_SECONDS}) * ${HEALTH_BUCKET_SECONDS}),
          (count(*) FILTER (WHERE a.ok = 1))::int, (count(*) FILTER (WHERE a.ok = 0))::int, now(), CASE WHEN max(a.ok) = 1 THEN now() END
     FROM unnest($2::bigint[], $3::int[]) AS a(endpoint_id, ok)
     JOIN webhook_endpoints w ON w.org_id = $1 AND w.id = a.endpoint_id
-   GROUP BY a.endpoint_id ORDER BY a.endpoint_id
+   GROUP BY w.org_id, a.endpoint_id ORDER BY a.endpoint_id
   ON CONFLICT (org_id, endpoint_id, bucket) DO UPDATE SET
     succeeded = s.succeeded + excluded.succeeded, failed = s.failed + excluded.failed,
     last_attempt_at = greatest(s.last_attempt_at, excluded.last_attempt_at), last_success_at = greatest(s.last_success_at, excluded.last_success_at)`;

@@ -131,6 +131,8 @@ const SUITES = [
   'test/rate-limits/write-rate-limit.test.ts',
   'test/http/ledger-entries.test.ts',
   'test/http/list-payment-methods.test.ts',
+  'test/http/authentication.test.ts',
+  'test/portal/api/portal-sessions.test.ts',
   'test/events',
   'test/webhooks',
 ];
@@ -273,9 +275,15 @@ type Verdict = 'router' | 'local' | 'insert-select' | 'multi-task';
 async function routerStep(db: Store): Promise<void> {
   section('5. EXPLAIN of every statement shape: one task each');
   const shapes = new Map<string, { verdict: Verdict; tasks: number[] }>();
-  const explaining = explainingStore(db, shapes);
-  await runStatementWorkload(db, explaining);
-  await runEventWorkload(db, explaining);
+  const unexplained: string[] = [];
+  const explaining = explainingStore(db, shapes, unexplained);
+  try {
+    await runStatementWorkload(db, explaining);
+    await runEventWorkload(db, explaining);
+  } finally {
+    // A failed EXPLAIN fails its statement's transaction; the deliverer only logs that, so name it here first.
+    for (const error of unexplained) failures.push(`EXPLAIN failed: ${error}`);
+  }
   const byVerdict = new Map<Verdict, number>();
   for (const { verdict } of shapes.values()) byVerdict.set(verdict, (byVerdict.get(verdict) ?? 0) + 1);
   log(`${shapes.size} statement shapes: ${[...byVerdict].map(([verdict, n]) => `${n} ${verdict}`).join(', ')}`);
@@ -293,12 +301,14 @@ async function routerStep(db: Store): Promise<void> {
 const NOT_EXPLAINABLE = /^(SET|BEGIN|COMMIT|ROLLBACK|COPY|CREATE|DROP|ALTER|TRUNCATE|VACUUM|ANALYZE|LOCK)\b/i;
 
 /** Runs every statement after an EXPLAIN of it with the same parameters, in the same transaction. */
-function explainingStore(db: Store, shapes: Map<string, { verdict: Verdict; tasks: number[] }>): Store {
+function explainingStore(db: Store, shapes: Map<string, { verdict: Verdict; tasks: number[] }>, unexplained: string[]): Store {
   const explain = async (queryable: Queryable, sql: string, params?: readonly unknown[]) => {
     const text = sql.replace(/\s+/g, ' ').trim();
     if (NOT_EXPLAINABLE.test(text) || /pg_advisory_xact_lock|set_config\(/.test(text) || shapes.has(text)) return;
     const [row] = await queryable.query<{ 'QUERY PLAN': PlanNode[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params).catch((error: unknown) => {
-      throw new Error(`${error instanceof Error ? error.message : String(error)}, in: ${text.slice(0, 400)}`);
+      const message = `${error instanceof Error ? error.message : String(error)}, in: ${text.slice(0, 400)}`;
+      unexplained.push(message);
+      throw new Error(message);
     });
     shapes.set(text, classify(row?.['QUERY PLAN']?.[0] ?? {}));
   };

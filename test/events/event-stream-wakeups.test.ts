@@ -53,7 +53,7 @@ describeEachStore('EventStreamWakeups polling', (store) => {
     // The first look wakes every stream, those of an organization that never published too.
     await until(() => [...publishing, ...quiet].every((orgId) => wakeups.generation(orgId) === 1));
     const [moved, ...unmoved] = publishing;
-    await store().query("UPDATE event_streams SET published_through = published_through + interval '1 second' WHERE org_id = $1", [moved]);
+    await store().query("UPDATE event_streams SET published_through = ((published_through AT TIME ZONE 'UTC') + interval '1 second') AT TIME ZONE 'UTC' WHERE org_id = $1", [moved]);
     await until(() => wakeups.generation(moved!) === 2);
     expect([...unmoved, ...quiet].map((orgId) => wakeups.generation(orgId))).toEqual([1, 1, 1, 1, 1]);
     // One statement each poll, naming all six organizations (it was one statement an organization).

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { distribute } from '../../src/store/citus-distribution.js';
 import { migrate } from '../../src/store/migrate.js';
 import { PgliteStore } from '../../src/store/pglite-store.js';
@@ -76,12 +76,22 @@ export async function openPostgresTestStore(url = process.env.DATABASE_URL ?? ''
  * test makes its own tenants), opened by the first suite and dropped after
  * the last one. Vitest collects every suite of a file before running any,
  * so the count of users is complete before the first one closes; files run
- * one after another in a worker, so the count is back at 0 between them.
+ * one after another in a worker, so a file that collects its first suite
+ * starts the count afresh: a suite whose every test is skipped runs no
+ * hooks, so its file's count never got back to 0, and without the fresh
+ * start every later file of the worker shared one schema (a deliverer's
+ * round then delivered the earlier files' deliveries too).
  */
-const sharedPostgres = { users: 0, store: undefined as Promise<Store> | undefined };
+const sharedPostgres = { file: undefined as string | undefined, users: 0, store: undefined as Promise<Store> | undefined };
 
 function openVariant(variant: TestStoreVariant): { open(): Promise<Store>; close(store: Store | undefined): Promise<void> } {
   if (variant.kind !== 'postgres') return { open: () => variant.open(), close: async (store) => store?.close() };
+  const file = expect.getState().testPath;
+  if (sharedPostgres.file !== file) {
+    const left = sharedPostgres.store;
+    Object.assign(sharedPostgres, { file, users: 0, store: undefined });
+    void left?.then((store) => store.close()).catch(() => {});
+  }
   sharedPostgres.users += 1;
   return {
     open: () => (sharedPostgres.store ??= variant.open()),

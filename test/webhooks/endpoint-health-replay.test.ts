@@ -145,7 +145,7 @@ describeEachStore('webhook endpoint health, replay, test and resend folding', (s
         expect(recovered.last_success_at! > badHealth.last_attempt_at!).toBe(true);
 
         // Attempts older than 24 hours leave the counts, not the times.
-        await store().query(`UPDATE webhook_endpoint_stats SET bucket = bucket - interval '25 hours' WHERE org_id = $1`, [tenant.org.id]);
+        await store().query(`UPDATE webhook_endpoint_stats SET bucket = ((bucket AT TIME ZONE 'UTC') - interval '25 hours') AT TIME ZONE 'UTC' WHERE org_id = $1`, [tenant.org.id]);
         const dayLater = (await send('GET', `${PATH}${bad.uid}/`, undefined, tenant.authorization)).json<Endpoint>().health;
         expect(dayLater).toEqual({ ...recovered, succeeded_24h: 0, failed_24h: 0, hourly_24h: recovered.hourly_24h.map((hour) => ({ ...hour, succeeded: 0, failed: 0 })) });
       } finally {
