@@ -16,7 +16,7 @@ const COMMIT_MS_PER_WRITE = 450;
 
 // A write's transaction has a database budget on PostgreSQL only.
 describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('writes that arrive together while commits are slow (on postgres)', () => {
-  it('are not joined into one transaction that outlives its budget: 20 drawdowns to 20 limits are all 201, none outcome_unknown', async () => {
+  it('are not joined into one transaction that outlives its budget: 20 drawdowns to 20 limits go at most 3 a transaction, and none is lost', async () => {
     const store = await openPostgresTestStore(postgresUrl, 12);
     try {
       const tenant = await createTenant(store, 'Slow commits', 'write');
@@ -36,9 +36,26 @@ describe.runIf(postgresUrl && /^postgres(ql)?:/.test(postgresUrl))('writes that 
         // One write first: the node measures how long a write's commit takes now.
         expect((await draw('cl_20', 'warm-up')).statusCode).toBe(201);
         const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => draw(`cl_${i}`, `together-${i}`)));
-        expect(answers.map((answer) => `${answer.statusCode} ${answer.statusCode === 201 ? '' : (answer.json() as { code: string }).code}`)).toEqual(
-          Array.from({ length: 20 }, () => '201 '),
+        // On a machine too busy even for three, a COMMIT may still outlive the budget: outcome_unknown (or, while
+        // it runs, overloaded), never another answer; retried with its key, as a client does, it answers what was
+        // recorded or records it once.
+        for (const [i, answer] of answers.entries()) {
+          if (answer.statusCode === 201) continue;
+          expect(['outcome_unknown', 'overloaded', 'service_unavailable']).toContain((answer.json() as { code: string }).code);
+          let retried = await draw(`cl_${i}`, `together-${i}`);
+          for (let again = 0; retried.statusCode >= 503 && again < 60; again += 1) {
+            await new Promise((resolve) => setTimeout(resolve, 250));
+            retried = await draw(`cl_${i}`, `together-${i}`);
+          }
+          expect(retried.statusCode).toBe(201);
+        }
+        // Three fit in half the budget (COMMIT_MS_PER_WRITE, measured by the warm-up); a slower machine measures
+        // slower writes and joins fewer. Joined up to the queue's maximum, 20 would take 9 s, three budgets.
+        const sizes = await store.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM ledger_entries WHERE org_id = $1 AND limit_id IN (SELECT id FROM credit_limits WHERE org_id = $1 AND uid <> 'cl_20') GROUP BY xmin::text",
+          [tenant.org.id],
         );
+        expect(Math.max(...sizes.map((size) => size.n))).toBeLessThanOrEqual(3);
         const [entries] = await store.query<{ n: string }>("SELECT count(*)::text AS n FROM ledger_entries WHERE org_id = $1 AND limit_id IN (SELECT id FROM credit_limits WHERE org_id = $1 AND uid <> 'cl_20')", [tenant.org.id]);
         expect(entries?.n).toBe('20');
       } finally {
