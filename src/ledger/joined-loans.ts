@@ -1,9 +1,9 @@
-import { selectList, serializeRecord } from '../listing/record-rendering.js';
+import { selectList } from '../listing/record-rendering.js';
 import type { Statement } from '../store/store.js';
 import type { ClaimRequest, LoneWriteEnd } from './idempotency-keys.js';
 import { joinedAnswersTail, joinedEnds } from './joined-entries.js';
 import { newLedgerId } from './ledger-entry.js';
-import { newLoanUid, type LoanCreation, type LoanResult, type LoanViews } from './loan-operations.js';
+import { newLoanUid, type LoanCreation, type LoanViews } from './loan-records.js';
 import { RECORD_CHANGED_AT } from './record-changed-at.js';
 
 /**
@@ -108,12 +108,4 @@ export function joinedLoans(
         rows,
       ),
   };
-}
-
-/** A loan's answer from the values stored under its key (joinedLoans): the same bytes as the long way's 201. */
-export function renderStoredLoan(views: LoanViews, stored: Record<string, unknown>): { body: string; value: LoanResult } {
-  const row = stored as { loan: Record<string, string | null>; limit: Record<string, string | null> };
-  const loan = serializeRecord(views.loans, row.loan);
-  const limit = serializeRecord(views.limits, row.limit);
-  return { body: JSON.stringify({ loan, limit }), value: { loan, limit } };
 }

@@ -1,36 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { ApiError, type ParamError } from '../domain/errors.js';
-import type { ResourceDefinition } from '../listing/resource-definition.js';
 import { selectList, serializeRecord, type ApiRecord } from '../listing/record-rendering.js';
 import type { Queryable } from '../store/store.js';
 import { newLedgerId } from './ledger-entry.js';
 import { LedgerError } from './ledger-error.js';
-import { renderStoredLoan } from './joined-loans.js';
 import type { Applied, LedgerOperation } from './ledger-operation.js';
+import { newLoanUid, renderStoredLoan, type LoanCreation, type LoanResult, type LoanViews } from './loan-records.js';
 import { RECORD_CHANGED_AT } from './record-changed-at.js';
 
+export type { LoanCreation, LoanResult, LoanViews } from './loan-records.js';
+
 const TIMESTAMP_TEXT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
-
-/** The loan and credit-limit resources: answers show both as GET does. */
-export interface LoanViews {
-  readonly loans: ResourceDefinition;
-  readonly limits: ResourceDefinition;
-}
-
-/** A loan write's own result: the JSON members of its 201. */
-export type LoanResult = Readonly<Record<string, unknown>>;
-
-export interface LoanCreation {
-  readonly orgId: string;
-  readonly keyId?: string | undefined;
-  /** uid of the credit limit it draws on. */
-  readonly creditLimit: string;
-  /** uid of the payment method it is paid out to. */
-  readonly paymentMethod: string;
-  /** Canonical positive decimal. */
-  readonly principal: string;
-  readonly reference?: string | undefined;
-}
 
 export interface LoanRepayment {
   readonly orgId: string;
@@ -40,10 +20,6 @@ export interface LoanRepayment {
   readonly amount: string;
   readonly at?: string | undefined;
   readonly reference?: string | undefined;
-}
-
-export function newLoanUid(): string {
-  return `ln_${randomUUID().replaceAll('-', '')}`;
 }
 
 /**
