@@ -149,8 +149,12 @@ const CLAIM = `WITH claimed AS (
  * limits, never beats the custom plans'), 0.6 ms with four days'
  * partitions, more with each day kept. Its only sane plan is the one it
  * gets: an index probe per partition and endpoint, in the index's order.
+ * Not on Citus, which cannot distribute DUE's or CLAIM's generic plan
+ * ("could not create distributed plan"); its workers plan the shard's
+ * statement themselves.
  */
-const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
+const GENERIC_PLAN = `SELECT set_config('plan_cache_mode', CASE WHEN EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')
+    THEN current_setting('plan_cache_mode') ELSE 'force_generic_plan' END, true)`;
 
 type ClaimRow = EventRow & { delivery_id: string; endpoint_id: string; event_id: string; attempt: number; published_at_ms: number | string };
 type LockedEndpoint = EndpointSecretsRow & { id: string; url: string };
