@@ -190,7 +190,25 @@ function insertGivesOrgParam(insert: Node): boolean {
   };
   if (select.valuesLists) return (select.valuesLists as Node[]).every((row) => isParam(((row.List as Node).items as unknown[])[position]));
   const target = (select.targetList as Node[] | undefined)?.[position]?.ResTarget as Node | undefined;
-  return isParam(target?.val);
+  if (isParam(target?.val)) return true;
+  // Or a row's org_id (`w.org_id`) where the SELECT holds `w.org_id = $n`: one organization's rows all the same.
+  const column = columnPath(target?.val);
+  if (column?.[column.length - 1] !== 'org_id') return false;
+  let constrained = false;
+  walk(select, (node) => {
+    const expression = node.A_Expr as Node | undefined;
+    const operator = ((expression?.name as Node[] | undefined)?.[0]?.String as Node | undefined)?.sval;
+    if (!expression || operator !== '=') return;
+    const sides = [expression.lexpr, expression.rexpr];
+    if (sides.some((side) => columnPath(side)?.join('.') === column.join('.')) && sides.some(isParam)) constrained = true;
+  });
+  return constrained;
+}
+
+/** A column reference's names (`w.org_id` → ['w', 'org_id']), or undefined for anything else. */
+function columnPath(node: unknown): string[] | undefined {
+  const reference = (node as Node | undefined)?.ColumnRef as Node | undefined;
+  return reference ? ((reference.fields as Node[]) ?? []).map((field) => String((field.String as Node | undefined)?.sval)) : undefined;
 }
 
 function checkNoFunctions(where: unknown, place: string, report: (rule: Violation, detail: string) => void): void {
