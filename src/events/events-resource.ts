@@ -44,6 +44,7 @@ export const events: ResourceDefinition = {
   description:
     'A change to one of your records, in the order it entered the log: `data.object` is the record exactly as GET renders it right after the change; `data.previous_attributes`, on `*.updated` and `loan.repaid`, the fields that changed with their earlier values.',
   table: 'events',
+  partitionKey: 'created_at',
   fields: {
     uid: { column: 'uid', type: 'string', description: "The event's id (`evt_…`).", example: 'evt_0123456789abcdef0123456789abcdef', ...UID_BOUNDS },
     type: { column: 'type', type: 'string', description: 'What happened.', example: 'credit_limit.updated', enum: EVENT_TYPES },

@@ -1,6 +1,6 @@
 import type { CursorPosition } from './cursor.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
-import { rowIdOf, type ResourceDefinition } from './resource-definition.js';
+import { pageKeyOf, rowIdOf, type ResourceDefinition } from './resource-definition.js';
 import { selectExpression, selectList } from './record-rendering.js';
 import { castOf, countTextOf, fieldOf, ROW_ID_COLUMN, whereOf, type SqlQuery } from './sql.js';
 
@@ -74,7 +74,7 @@ function buildCursorText(resource: ResourceDefinition, query: ListQuery, descend
     `SELECT c.count, (${behindText}) AS behind, ${pageColumns} FROM (${countTextOf(resource, query)}) c ` +
     `LEFT JOIN LATERAL (SELECT ${selectList(resource, 't')}, ${selectExpression(`t.${column}`, sortField)} AS ${CURSOR_KEY_COLUMN}, ` +
     `t.${column} AS _sort_value, t.${rowId}::text AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
-    `JOIN (SELECT ${rowId} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${rowId}) WHERE t.org_id = $1) p ON true ` +
+    `JOIN (SELECT ${pageKeyOf(resource)} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${pageKeyOf(resource)}) WHERE t.org_id = $1) p ON true ` +
     `ORDER BY p._sort_value ${direction}, p.${ROW_ID_COLUMN}::bigint ${direction}`
   );
 }

@@ -56,6 +56,12 @@ export interface ResourceDefinition {
    */
   readonly rowId?: string;
   /**
+   * The column a partitioned table is partitioned by: a page's rows are
+   * found by it beside their row id, so each is read in its own partition
+   * (by id alone, every partition's index was probed for each row).
+   */
+  readonly partitionKey?: string;
+  /**
    * A collection listed under one record of another (`/api/limits/{uid}/entries/`):
    * the parent's uid is looked up in the caller's organization (unknown: a
    * 404 naming it) and the list holds only the rows whose `column` is its
@@ -99,6 +105,11 @@ export interface ParentDefinition {
 /** The unique bigint row id column of a resource's table (the tie-breaker of every ordering). */
 export function rowIdOf(resource: ResourceDefinition): string {
   return resource.rowId ?? 'id';
+}
+
+/** The columns that find a page's rows again: the row id, and the partition key of a partitioned table. */
+export function pageKeyOf(resource: ResourceDefinition): string {
+  return resource.partitionKey === undefined ? rowIdOf(resource) : `${rowIdOf(resource)}, ${resource.partitionKey}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { PageAnchor } from './list-cache.js';
-import { rowIdOf, type ResourceDefinition, type FieldDefinition } from './resource-definition.js';
+import { pageKeyOf, rowIdOf, type ResourceDefinition, type FieldDefinition } from './resource-definition.js';
 import { PAGE_SIZE, type ListQuery } from './query-parser.js';
 import { selectExpression, selectList } from './record-rendering.js';
 
@@ -131,6 +131,7 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   const direction = query.ordering.descending ? 'DESC' : 'ASC';
   const orderColumn = fieldOf(resource, query.ordering.field).column;
   const rowId = rowIdOf(resource);
+  const pageKey = pageKeyOf(resource);
   const orderBy = `${orderColumn} ${direction}, ${rowId} ${direction}`;
 
   const counter = (column: 'row_count' | 'version') => counterText(resource, column);
@@ -149,8 +150,8 @@ function buildListTexts(resource: ResourceDefinition, query: ListQuery, firstRow
   // organization, or the join scatters to every shard.
   const pageText = (condition: string, offsetParam: number | undefined, extraColumns = '') =>
     `SELECT ${selectList(resource, 't')}${extraColumns} FROM ${resource.table} t ` +
-    `JOIN (SELECT ${rowId} FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
-    `LIMIT ${PAGE_SIZE}${offsetParam === undefined ? '' : ` OFFSET $${offsetParam}`}) page USING (${rowId}) WHERE t.org_id = $1`;
+    `JOIN (SELECT ${pageKey} FROM ${resource.table} WHERE ${condition} ORDER BY ${orderBy} ` +
+    `LIMIT ${PAGE_SIZE}${offsetParam === undefined ? '' : ` OFFSET $${offsetParam}`}) page USING (${pageKey}) WHERE t.org_id = $1`;
   // The page's fields and row id next to `leading` columns, in order; one row
   // with a null row id if the page is empty. The sort key only orders the
   // rows (returned, a driver would parse every timestamp into a Date for
