@@ -140,7 +140,7 @@ describe.runIf(binDir)('events and webhooks over two serve processes (model)', (
     secret = endpoint.secret;
     // The seed's own events (created before the endpoint) are not the model's.
     baseline = new Set((await walkAll(0)).map((event) => event.id));
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await nodes?.stop();

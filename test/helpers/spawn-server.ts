@@ -15,7 +15,7 @@ export interface SpawnedServer {
 }
 
 /** Runs `bin/lending-api serve …` as a real process and waits until it listens. */
-export async function spawnServer(args: string[], env: Record<string, string>, startupMs = 60_000): Promise<SpawnedServer> {
+export async function spawnServer(args: string[], env: Record<string, string>, startupMs = 120_000): Promise<SpawnedServer> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...contractCheckingEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

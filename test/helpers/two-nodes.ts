@@ -36,7 +36,17 @@ export async function startTwoNodes(
   const tenant = await createTenant(store, tenantName, 'write');
   await seed(store, tenant);
   const env = { DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '0', WRITE_RATE_LIMIT_PER_MINUTE: '0', ...extraEnv };
-  const servers = [await spawnServer([], env), await spawnServer([], env)];
+  // Both at once: on a busy machine one after the other took twice as long. One that does not start ends the other.
+  const started = await Promise.allSettled([spawnServer([], env), spawnServer([], env)]);
+  const servers = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const refused = started.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (refused) {
+    for (const server of servers) server.child.kill('SIGKILL');
+    await Promise.all(servers.map((server) => server.exited));
+    await store.close();
+    await pg.destroy();
+    throw refused.reason;
+  }
   return {
     store,
     tenant,

@@ -57,7 +57,7 @@ describe.runIf(binDir)('loans, repayments and direct entries over two serve proc
     }, UNBOUNDED_WAITS);
     ({ store, tenant } = nodes);
     servers.push(...nodes.servers);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await nodes?.stop();

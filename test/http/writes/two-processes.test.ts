@@ -40,7 +40,7 @@ describe.runIf(binDir)('two serve processes writing to one PostgreSQL', () => {
     }, { DATABASE_REQUEST_BUDGET_MS: '30000' });
     ({ store, tenant } = nodes);
     servers.push(...nodes.servers);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await nodes?.stop();
