@@ -15,6 +15,13 @@ export interface WriteQueueOptions {
    * down) is answered without running (`waitedTooLong`).
    */
   readonly maxWaitMs: number;
+  /**
+   * The most transactions of one group's lone writes (QueuedWork.groupOf) in
+   * flight at once; 1 when absent. The group's other lone writes wait for
+   * one to end and then go together, in one transaction and one commit,
+   * where free slots would have taken them a few at a time.
+   */
+  readonly joinedPerGroup?: number;
 }
 
 /** The database time a write's transaction may use from its start (0 or absent: none); a batch is kept to what fits in it (batchBound). */

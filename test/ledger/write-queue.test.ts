@@ -137,6 +137,36 @@ describe('WriteQueue', () => {
     expect(await Promise.all(answers)).toEqual(['done a1', 'done b1', 'done c1', 'done d1']);
   });
 
+  it("holds a group's lone writes while its transaction runs, though slots are free, then runs them together; other groups and lanes go on", async () => {
+    const { runs, settle, endNext, queue } = fakeQueue({ concurrency: 4 });
+    const first = settle({ lane: 'a', key: 'a1', group: 'org1' });
+    expect(runs.map((run) => run.keys)).toEqual([['a1']]);
+    const answers = [
+      settle({ lane: 'b', key: 'b1', group: 'org1' }),
+      settle({ lane: 'c', key: 'c1', group: 'org1' }),
+      settle({ lane: 'e', key: 'e1', group: 'org2' }),
+      settle({ lane: 'f', key: 'f1' }),
+      settle({ lane: 'd', key: 'd1', group: 'org1' }),
+    ];
+    // org1's three wait for a1's transaction: one commit for them, not three; org2 and the ungrouped lane take slots.
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['e1'], ['f1']]);
+    expect(queue.stats).toMatchObject({ inFlight: 3, waiting: 3 });
+    await endNext();
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['e1'], ['f1'], ['b1', 'c1', 'd1']]);
+    for (let i = 0; i < 3; i += 1) await endNext();
+    expect(await Promise.all([first, ...answers])).toEqual(['a1', 'b1', 'c1', 'e1', 'f1', 'd1'].map((key) => `done ${key}`));
+    expect(queue.stats).toMatchObject({ inFlight: 0, waiting: 0 });
+  });
+
+  it('lets joinedPerGroup transactions of one group run at once', async () => {
+    const { runs, settle, endNext } = fakeQueue({ concurrency: 4, joinedPerGroup: 2 });
+    const answers = ['a', 'b', 'c'].map((lane) => settle({ lane, key: `${lane}1`, group: 'org1' }));
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['b1']]);
+    for (let i = 0; i < 3; i += 1) await endNext();
+    expect(runs.map((run) => run.keys)).toEqual([['a1'], ['b1'], ['c1']]);
+    expect(await Promise.all(answers)).toEqual(['done a1', 'done b1', 'done c1']);
+  });
+
   it('refuses a write on arrival, before it waits, when its queue cannot reach the database within maxWaitMs, and says how long it would wait', async () => {
     const { runs, settle, endNext, advance, queue } = fakeQueue({ maxBatch: 2, concurrency: 1, maxWaitMs: 3000 });
     // Transactions measured at 1 s each (the database is slow): the average climbs from its first guess.
