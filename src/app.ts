@@ -18,6 +18,7 @@ import type { EventStreamWakeups } from './events/event-stream-wakeups.js';
 import { healthRoutes } from './http/health-routes.js';
 import { lazyChildLogger } from './http/lazy-request-logger.js';
 import { methodNotAllowedForEveryRoute } from './http/method-not-allowed.js';
+import { closingAnswers } from './http/closing-answers.js';
 import { problemAnswers } from './http/problem-answers.js';
 import { realTimeGuard } from './http/real-time-guard.js';
 import { MAX_ENCODED_PARAM_LENGTH } from './http/record-uid-length.js';
@@ -137,6 +138,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_ENCODED_PARAM_LENGTH },
     bodyLimit: 16 * 1024,
+    // A request arriving while the node closes gets our problem answer instead (src/http/closing-answers.ts).
+    return503OnClosing: false,
     ...(options.http ? httpServerOptions(options.http) : { http: { requireHostHeader: false } }),
   });
   answerNodeOwnedRequests(app);
@@ -160,6 +163,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Hooks and errors.
   await app.register(requestHooks, { allowedHosts: options.allowedHosts, corsOrigins: options.corsOrigins ?? [] });
   await app.register(problemAnswers, { outageSummaryMs: options.outageSummaryMs });
+  await app.register(closingAnswers);
   await app.register(securityHeaders, { portalFrameAncestors: options.portal?.frameAncestors });
   if (options.metrics) await app.register(httpMetrics, { registry: options.metrics, store: options.store });
   await app.register(rateLimits, { ...(options.rateLimit ?? { perMinute: 0, authFailuresPerMinute: 0 }), metrics: options.metrics });

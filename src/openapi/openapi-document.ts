@@ -31,7 +31,8 @@ const NESTED_LIST_ERRORS = [...LIST_ERRORS, 'not_found'] as const satisfies read
  * The probes and the reference take no API key: their budget is per client address
  * (UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE), and past it they answer 429.
  */
-const UNAUTHENTICATED_ERRORS = ['rate_limited'] as const satisfies readonly ErrorCode[];
+/** Any route may answer 503 while the node shuts down (src/http/closing-answers.ts). */
+const UNAUTHENTICATED_ERRORS = ['rate_limited', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 /** A record's URL takes no query parameters: one given is a 422 naming it. */
 const RETRIEVE_ERRORS = ['bad_request', 'invalid_parameter', 'unauthorized', 'not_found', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded'] as const satisfies readonly ErrorCode[];
 
@@ -252,7 +253,7 @@ function readyOperation(): JsonObject {
         headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
         content: { 'application/json': { schema: schemaRef('Readiness') } },
       },
-      ...errorResponses([...UNAUTHENTICATED_ERRORS, 'service_unavailable']),
+      ...errorResponses(UNAUTHENTICATED_ERRORS),
     },
   };
 }
