@@ -168,8 +168,8 @@ export class WriteQueue<R, T> {
    * Starts ready lanes while slots are free. A lane whose lone write's group
    * has joinedPerGroup transactions in flight keeps its place: the end of
    * one of them starts it, with the group's other lone writes waiting then
-   * (joinLoneWrites). Measured on 2 cores, 32 connections of drawdowns:
-   * 12 a transaction instead of 6, 32% less PostgreSQL CPU each, 20% more a second.
+   * (joinLoneWrites): twice the writes a transaction under load, and a
+   * third less PostgreSQL CPU each (docs/performance.md, wfloor).
    */
   private pump(): void {
     const held: Lane<R, T>[] = [];
