@@ -59,6 +59,7 @@ function buildCursorText(resource: ResourceDefinition, query: ListQuery, descend
   const sortField = fieldOf(resource, query.ordering.field);
   const column = sortField.column;
   const rowId = rowIdOf(resource);
+  const pageKey = pageKeyOf(resource);
   const direction = descending ? 'DESC' : 'ASC';
   const keyParam = query.filters.length + 2;
   const positionValue = `($${keyParam}${castOf(sortField)}, $${keyParam + 1}::bigint)`;
@@ -74,7 +75,7 @@ function buildCursorText(resource: ResourceDefinition, query: ListQuery, descend
     `SELECT c.count, (${behindText}) AS behind, ${pageColumns} FROM (${countTextOf(resource, query)}) c ` +
     `LEFT JOIN LATERAL (SELECT ${selectList(resource, 't')}, ${selectExpression(`t.${column}`, sortField)} AS ${CURSOR_KEY_COLUMN}, ` +
     `t.${column} AS _sort_value, t.${rowId}::text AS ${ROW_ID_COLUMN} FROM ${resource.table} t ` +
-    `JOIN (SELECT ${pageKeyOf(resource)} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${pageKeyOf(resource)}) WHERE t.org_id = $1) p ON true ` +
+    `JOIN (SELECT ${pageKey} FROM ${resource.table} WHERE ${pageWhere} ORDER BY ${column} ${direction}, ${rowId} ${direction} LIMIT ${PAGE_SIZE + 1}) page USING (${pageKey}) WHERE t.org_id = $1) p ON true ` +
     `ORDER BY p._sort_value ${direction}, p.${ROW_ID_COLUMN}::bigint ${direction}`
   );
 }
